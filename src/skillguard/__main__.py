@@ -1,0 +1,9 @@
+"""``python -m skillguard`` runs the command-line tool."""
+
+from __future__ import annotations
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())

@@ -1,0 +1,203 @@
+"""The ``skillguard`` command line.
+
+Exit codes: 0 when every result is ok, 1 when any failed, 2 on a usage error. No
+traceback reaches the terminal whatever the input: an unexpected exception while
+checking one path becomes a failed result of kind ``internal`` (and is a bug).
+Everything printed that came from disk (paths, keys) is escaped first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from ._errors import SkillError
+from ._fs import Found, Scan, display_path, scan_for_skills
+from ._limits import DEFAULT_LIMITS
+from ._parse import FORBIDDEN_CHARS, parse_skill
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ._model import Profile
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+DEFAULT_MAX_DEPTH = 8
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is exit 2 with one line and no traceback."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(
+        prog="skillguard",
+        description="Fail-secure loading and validation of Agent Skills (SKILL.md).",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+    validate = commands.add_parser(
+        "validate",
+        help="check SKILL.md files, skill folders, or every skill under a root",
+        description=(
+            "Check each PATH: a SKILL.md file, a skill folder, or a root under which "
+            "every folder holding a SKILL.md is checked (.git and node_modules skipped)."
+        ),
+    )
+    validate.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    validate.add_argument("--format", choices=("text", "json"), default="text")
+    validate.add_argument(
+        "--max-depth",
+        type=_non_negative,
+        default=DEFAULT_MAX_DEPTH,
+        help=f"how many folder levels below a root to search (default {DEFAULT_MAX_DEPTH})",
+    )
+    validate.add_argument("paths", nargs="+", metavar="PATH")
+    return parser
+
+
+def _printable(text: str) -> str:
+    """Escape anything that could move a cursor or reorder text on a terminal."""
+    if text.isprintable() and FORBIDDEN_CHARS.isdisjoint(text):
+        return text
+    return "".join(
+        ch if ch.isprintable() and ch not in FORBIDDEN_CHARS else ascii(ch)[1:-1] for ch in text
+    )
+
+
+def _error_entry(error: SkillError) -> dict[str, str]:
+    message = error.reason if error.line is None else f"line {error.line}: {error.reason}"
+    return {"kind": error.kind, "code": error.code, "message": message}
+
+
+def _check(found: Found, profile: Profile) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "path": display_path(found.path),
+        "skill": None if found.folder is None else display_path(found.folder),
+        "ok": False,
+        "errors": [],
+        "warnings": [],
+    }
+    if found.error is not None:
+        result["errors"].append(_error_entry(found.error))
+        return result
+    assert found.raw is not None  # a Found holds either bytes or an error
+    try:
+        skill = parse_skill(found.raw, expected_name=found.folder, profile=profile)
+    except SkillError as error:
+        result["errors"].append(_error_entry(error))
+        return result
+    result["skill"] = skill.name
+    result["ok"] = True
+    result["warnings"] = [{"code": w.code, "message": w.message} for w in skill.warnings]
+    return result
+
+
+def _internal_error(path: str, exc: BaseException) -> dict[str, Any]:
+    return {
+        "path": display_path(path),
+        "skill": None,
+        "ok": False,
+        "errors": [
+            {
+                "kind": "internal",
+                "code": "bug",
+                "message": f"unexpected {type(exc).__name__}; please report it",
+            }
+        ],
+        "warnings": [],
+    }
+
+
+def _validate(args: argparse.Namespace, out: TextIO) -> int:
+    results: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    for path in args.paths:
+        try:
+            scan: Scan = scan_for_skills(
+                path, max_depth=args.max_depth, cap=DEFAULT_LIMITS.max_skill_bytes
+            )
+            results.extend(_check(found, args.profile) for found in scan.found)
+        except Exception as exc:  # a bug; reported, never a traceback
+            results.append(_internal_error(path, exc))
+            continue
+        skipped.extend(
+            {"path": display_path(s.path), "code": s.code, "message": s.reason}
+            for s in scan.skipped
+        )
+    ok = sum(1 for result in results if result["ok"])
+    summary = {"checked": len(results), "ok": ok, "failed": len(results) - ok}
+    if args.format == "json":
+        document = {"results": results, "summary": summary, "skipped": skipped}
+        out.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
+    else:
+        _write_text(results, skipped, summary, out)
+    return EXIT_OK if summary["failed"] == 0 else EXIT_FAILED
+
+
+def _write_text(
+    results: list[dict[str, Any]],
+    skipped: list[dict[str, str]],
+    summary: dict[str, int],
+    out: TextIO,
+) -> None:
+    for result in results:
+        status = "ok    " if result["ok"] else "FAILED"
+        skill = f" ({_printable(result['skill'])})" if result["skill"] else ""
+        out.write(f"{status} {_printable(result['path'])}{skill}\n")
+        out.writelines(
+            f"    error {error['kind']}/{error['code']}: {_printable(error['message'])}\n"
+            for error in result["errors"]
+        )
+        out.writelines(
+            f"    warning {warning['code']}: {_printable(warning['message'])}\n"
+            for warning in result["warnings"]
+        )
+    out.writelines(
+        f"skipped {_printable(entry['path'])}: {entry['code']}: {_printable(entry['message'])}\n"
+        for entry in skipped
+    )
+    out.write(f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.version:
+            from . import __version__  # noqa: PLC0415 - avoids an import cycle
+
+            sys.stdout.write(f"skillguard {__version__}\n")
+            return EXIT_OK
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return _validate(args, sys.stdout)
+    except SystemExit as exc:  # argparse's --help and usage errors
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``); nothing more to say, and no traceback.
+        return EXIT_FAILED

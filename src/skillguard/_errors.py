@@ -1,0 +1,138 @@
+"""The errors skillguard reports, split by who is at fault.
+
+Every failure the library reports is an instance of one root, :class:`SkillError`.
+Below it the tree is split by *who is at fault*, so a caller can tell "this file
+or folder is hostile or broken" from "my own code called skillguard wrongly"::
+
+    SkillError                      root; never raised itself
+    ├── SkillInputError             the untrusted input is at fault
+    │   ├── MalformedSkillError     kind "malformed": the bytes are not a valid skill
+    │   ├── SkillContainmentError   kind "containment": the file or name breaks containment
+    │   └── SkillNotFoundError      kind "not_found": nothing readable is where it should be
+    └── SkillUsageError             kind "usage": the caller passed bad arguments
+
+Every error carries structured, non-secret fields: ``kind`` (the branch), ``code``
+(stable, documented in README.md), ``name`` (the skill identifier when known),
+``agent`` (the requesting agent when known), ``reason`` (a human-readable sentence),
+and, where it helps, ``line`` and ``key``. Messages never echo file content: they may
+name the offending key (escaped and truncated) and the line, nothing more.
+
+Foreign exceptions are wrapped at the boundary with ``raise ... from exc``; any other
+exception escaping the public API is a bug.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "MalformedSkillError",
+    "SkillContainmentError",
+    "SkillError",
+    "SkillInputError",
+    "SkillNotFoundError",
+    "SkillUsageError",
+    "safe_repr",
+]
+
+# Untrusted strings (keys, folder names) are shown escaped and bounded so that an
+# error message can never carry terminal escapes, bidi overrides or a whole value.
+_MAX_REPR_CHARS = 64
+
+
+def safe_repr(untrusted: str, *, limit: int = _MAX_REPR_CHARS) -> str:
+    """Return *untrusted* as a quoted, ASCII-only, bounded string for messages.
+
+    Every non-printable or non-ASCII character is escaped, so the result cannot move
+    a terminal cursor, reorder text or hide characters from a reviewer.
+    """
+    shown = untrusted if len(untrusted) <= limit else untrusted[:limit]
+    escaped = ascii(shown)
+    if len(untrusted) > limit:
+        escaped += "..."
+    return escaped
+
+
+class SkillError(Exception):
+    """Root of every error skillguard reports.
+
+    Attributes are plain, non-secret data so that callers and audit logs can record
+    them as they are: ``kind``, ``code``, ``name``, ``agent``, ``reason``, ``line``
+    and ``key``.
+    """
+
+    kind: ClassVar[str] = "error"
+
+    def __init__(
+        self,
+        code: str,
+        reason: str,
+        *,
+        name: str | None = None,
+        agent: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.code = code
+        self.reason = reason
+        self.name = name
+        self.agent = agent
+        self.line = line
+        self.key = key
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = [f"[{self.kind}/{self.code}]"]
+        if self.name is not None:
+            parts.append(f"skill {safe_repr(self.name)}:")
+        if self.line is not None:
+            parts.append(f"line {self.line}:")
+        parts.append(self.reason)
+        return " ".join(parts)
+
+    def as_dict(self) -> dict[str, str | int]:
+        """The structured fields as a JSON-ready mapping (``None`` fields left out)."""
+        out: dict[str, str | int] = {"kind": self.kind, "code": self.code, "message": self.reason}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.agent is not None:
+            out["agent"] = self.agent
+        if self.line is not None:
+            out["line"] = self.line
+        if self.key is not None:
+            out["key"] = self.key
+        return out
+
+
+class SkillInputError(SkillError):
+    """The untrusted input (a file, a folder, a requested name) is at fault."""
+
+
+class MalformedSkillError(SkillInputError):
+    """The bytes of a SKILL.md document are not a valid skill.
+
+    Raised for oversize input, bad encoding, a missing or unterminated frontmatter
+    fence, YAML that is not plain data, a duplicate key, or a field that breaks the
+    Agent Skills rules. The parser is fail-secure: it never returns a partial result
+    alongside this error.
+    """
+
+    kind: ClassVar[str] = "malformed"
+
+
+class SkillContainmentError(SkillInputError):
+    """A file or name breaks the containment rules (symlink, special file, bad name)."""
+
+    kind: ClassVar[str] = "containment"
+
+
+class SkillNotFoundError(SkillInputError):
+    """Nothing readable is where a skill should be; wraps the OS error as ``__cause__``."""
+
+    kind: ClassVar[str] = "not_found"
+
+
+class SkillUsageError(SkillError):
+    """The caller used the API wrongly (wrong argument type, unknown profile, bad limit)."""
+
+    kind: ClassVar[str] = "usage"

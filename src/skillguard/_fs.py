@@ -1,0 +1,317 @@
+"""The edge where skillguard touches the file system, and the only one.
+
+Rules (threat-model.md T10-T13):
+
+* Only the path the operator names is resolved by the OS (it is trusted, as the
+  root of a ``SafeRoot`` will be). Below it, every directory is opened from the
+  held descriptor of its parent, one component at a time, with ``O_NOFOLLOW``;
+  no path string is ever opened again after it was checked.
+* ``SKILL.md`` is looked at with ``lstat`` through the parent's descriptor first,
+  so a device, FIFO or socket is refused without ever being opened; it is then
+  opened ``O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|O_CLOEXEC`` and ``fstat`` of *that*
+  descriptor must say "regular file" (the authoritative check: it cannot race).
+* The size from ``fstat`` is checked against the cap, then at most cap+1 bytes are
+  read from the same descriptor; the parser hashes and parses exactly those bytes.
+* A symlinked folder is never followed; it is reported. Nothing found is dropped:
+  every folder that could hold a skill is either read or reported with a reason.
+* Every ``OSError`` becomes a ``SkillContainmentError`` or ``SkillNotFoundError``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ._errors import MalformedSkillError, SkillContainmentError, SkillError, SkillNotFoundError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["SKILL_FILE", "Found", "Scan", "Skipped", "display_path", "scan_for_skills"]
+
+SKILL_FILE = "SKILL.md"
+# Folders that hold tooling, never skills, and can be huge; skipping them is documented.
+EXCLUDED_DIRS = frozenset({".git", "node_modules"})
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_NOFOLLOW_DIR_FLAGS = _DIR_FLAGS | os.O_NOFOLLOW
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_READ_CHUNK = 64 * 1024
+
+
+def display_path(path: str) -> str:
+    """A path as text that is always valid Unicode (undecodable bytes escaped)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+@attrs.frozen
+class Found:
+    """A folder that holds (or, as a PATH, should hold) a skill, with its bytes or error."""
+
+    path: str
+    folder: str | None
+    raw: bytes | None = None
+    error: SkillError | None = None
+
+
+@attrs.frozen
+class Skipped:
+    """A folder that was deliberately not searched, with a typed reason."""
+
+    path: str
+    code: str
+    reason: str
+
+
+@attrs.frozen
+class Scan:
+    found: tuple[Found, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def _os_error(exc: OSError, what: str, name: str | None) -> SkillError:
+    if exc.errno == errno.ELOOP:
+        return SkillContainmentError("symlink", f"{what} is a symlink", name=name)
+    if exc.errno in (errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
+        return SkillContainmentError("not_regular_file", f"{what} is not a regular file", name=name)
+    if exc.errno == errno.ENOTDIR:
+        return SkillContainmentError("not_a_directory", f"{what} is not a directory", name=name)
+    if exc.errno in (errno.ENOENT, errno.ENAMETOOLONG):
+        return SkillNotFoundError("missing", f"{what} does not exist", name=name)
+    return SkillNotFoundError(
+        "unreadable",
+        f"{what} cannot be read ({errno.errorcode.get(exc.errno or 0, 'EIO')})",
+        name=name,
+    )
+
+
+def _read_capped(fd: int, cap: int, name: str | None) -> bytes:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise SkillContainmentError(
+            "not_regular_file", f"{SKILL_FILE} is not a regular file", name=name
+        )
+    if info.st_size > cap:
+        raise MalformedSkillError("too_large", f"the file is larger than {cap} bytes", name=name)
+    # Ask for one byte more than fstat reported: a short read is then EOF, so the
+    # usual file takes one read() call. A file that grows meanwhile keeps being read,
+    # up to one byte past the cap, which is enough for the parser to refuse it.
+    limit = cap + 1
+    want = min(info.st_size + 1, limit)
+    chunk = os.read(fd, want)
+    if len(chunk) < want:
+        return chunk
+    chunks = [chunk]
+    total = len(chunk)
+    while total < limit:
+        chunk = os.read(fd, min(limit - total, _READ_CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def read_file_at(dir_fd: int, filename: str, cap: int, name: str | None) -> bytes:
+    """Read the regular file *filename* in the directory *dir_fd*, at most cap+1 bytes.
+
+    Raises ``SkillContainmentError`` (symlink, special file), ``SkillNotFoundError``
+    (missing, unreadable) or ``MalformedSkillError`` (``too_large``).
+    """
+    what = filename if filename == SKILL_FILE else "the skill file"
+    try:
+        info = os.stat(filename, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError as exc:
+        raise _os_error(exc, what, name) from exc
+    if stat.S_ISLNK(info.st_mode):
+        raise SkillContainmentError("symlink", f"{what} is a symlink", name=name)
+    if not stat.S_ISREG(info.st_mode):
+        raise SkillContainmentError("not_regular_file", f"{what} is not a regular file", name=name)
+    try:
+        fd = os.open(filename, _FILE_FLAGS, dir_fd=dir_fd)  # noqa: TID251 - this is the edge
+    except OSError as exc:
+        raise _os_error(exc, what, name) from exc
+    try:
+        return _read_capped(fd, cap, name)
+    except OSError as exc:
+        raise _os_error(exc, what, name) from exc
+    finally:
+        os.close(fd)
+
+
+def _read_found(dir_fd: int, path: str, folder: str | None, filename: str, cap: int) -> Found:
+    try:
+        raw = read_file_at(dir_fd, filename, cap, folder)
+    except SkillError as exc:
+        return Found(path, folder, error=exc)
+    return Found(path, folder, raw=raw)
+
+
+def _has_entry(dir_fd: int, filename: str) -> bool:
+    try:
+        os.stat(filename, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # present but odd: reading it reports the exact reason
+    return True
+
+
+def scan_for_skills(path: str, *, max_depth: int, cap: int) -> Scan:
+    """Find and read every skill under *path*, the operator's trusted starting point.
+
+    *path* is a ``SKILL.md`` file, a skill folder, or a root searched down to
+    *max_depth* levels. Returns one ``Found`` per skill folder (or one ``not_found``
+    when there is none) and the folders deliberately not searched. Never raises for
+    anything on disk.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if _is_symlink(path):  # a dangling link: reported as the symlink it is
+            return Scan((_read_given_file(path, cap),), ())
+        return Scan((Found(path, None, error=_os_error(exc, "the path", None)),), ())
+    if not stat.S_ISDIR(info.st_mode):
+        # A file (or FIFO, device, link to one): read through its parent's descriptor,
+        # which refuses anything but a regular file that is not a symlink.
+        return Scan((_read_given_file(path, cap),), ())
+
+    try:
+        root_fd = os.open(path, _DIR_FLAGS)  # noqa: TID251 - the operator's own path
+    except OSError as exc:
+        return Scan((Found(path, None, error=_os_error(exc, "the path", None)),), ())
+    found: list[Found] = []
+    skipped: list[Skipped] = []
+    try:
+        _walk(root_fd, path, _folder_name(path), max_depth, cap, found, skipped)
+    finally:
+        os.close(root_fd)
+    if not found:
+        found.append(
+            Found(
+                path,
+                None,
+                error=SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found"),
+            )
+        )
+    return Scan(tuple(found), tuple(skipped))
+
+
+def _is_symlink(path: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _folder_name(path: str) -> str:
+    return os.path.basename(os.path.abspath(path))
+
+
+def _read_given_file(path: str, cap: int) -> Found:
+    parent, filename = os.path.split(os.path.abspath(path))
+    folder = os.path.basename(parent) or None
+    try:
+        parent_fd = os.open(parent, _DIR_FLAGS)  # noqa: TID251 - the operator's own path
+    except OSError as exc:
+        return Found(path, folder, error=_os_error(exc, "the folder", folder))
+    try:
+        return _read_found(parent_fd, path, folder, filename, cap)
+    finally:
+        os.close(parent_fd)
+
+
+def _subdirs(dir_fd: int) -> Iterator[tuple[str, bool]]:
+    """Sorted (name, is_symlink) of the entries that are directories or symlinks."""
+    with os.scandir(dir_fd) as entries:
+        names = sorted(
+            (entry.name, entry.is_symlink())
+            for entry in entries
+            if entry.is_symlink() or entry.is_dir(follow_symlinks=False)
+        )
+    return iter(names)
+
+
+def _walk(
+    root_fd: int,
+    root_path: str,
+    root_folder: str,
+    max_depth: int,
+    cap: int,
+    found: list[Found],
+    skipped: list[Skipped],
+) -> None:
+    """Depth-first search from *root_fd*; at most one descriptor per level is open."""
+    if _has_entry(root_fd, SKILL_FILE):
+        found.append(_read_found(root_fd, root_path, root_folder, SKILL_FILE, cap))
+        return
+    # Each frame: (fd, path, depth, iterator over its sub-folders); the root fd is
+    # owned by the caller, the others are closed here when their frame is popped.
+    stack: list[tuple[int, str, int, Iterator[tuple[str, bool]]]] = []
+    try:
+        stack.append((root_fd, root_path, 0, _subdirs(root_fd)))
+    except OSError as exc:
+        found.append(Found(root_path, root_folder, error=_os_error(exc, "the folder", None)))
+        return
+    try:
+        while stack:
+            fd, base, depth, children = stack[-1]
+            nxt = next(children, None)
+            if nxt is None:
+                stack.pop()
+                if fd != root_fd:
+                    os.close(fd)
+                continue
+            name, is_link = nxt
+            child_path = os.path.join(base, name)
+            if name in EXCLUDED_DIRS:
+                continue
+            if is_link:
+                if _is_dir_target(fd, name):
+                    found.append(
+                        Found(
+                            child_path,
+                            name,
+                            error=SkillContainmentError(
+                                "symlink", "a symlinked folder is not followed", name=name
+                            ),
+                        )
+                    )
+                continue
+            if depth + 1 > max_depth:
+                skipped.append(
+                    Skipped(child_path, "too_deep", f"deeper than --max-depth {max_depth}")
+                )
+                continue
+            try:
+                child_fd = os.open(name, _NOFOLLOW_DIR_FLAGS, dir_fd=fd)  # noqa: TID251
+            except OSError as exc:
+                found.append(Found(child_path, name, error=_os_error(exc, "the folder", name)))
+                continue
+            if _has_entry(child_fd, SKILL_FILE):
+                found.append(_read_found(child_fd, child_path, name, SKILL_FILE, cap))
+                os.close(child_fd)
+                continue
+            try:
+                children_of_child = _subdirs(child_fd)
+            except OSError as exc:
+                os.close(child_fd)
+                found.append(Found(child_path, name, error=_os_error(exc, "the folder", name)))
+                continue
+            stack.append((child_fd, child_path, depth + 1, children_of_child))
+    finally:
+        for fd, _, _, _ in stack:
+            if fd != root_fd:
+                os.close(fd)
+
+
+def _is_dir_target(dir_fd: int, name: str) -> bool:
+    # Only classifies the link for the report; nothing is opened through it.
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=True).st_mode)
+    except OSError:
+        return False

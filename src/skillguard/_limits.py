@@ -1,0 +1,49 @@
+"""Explicit, documented limits on everything an untrusted skill can make skillguard do.
+
+Each default has a one-line reason. Every limit is inclusive: a value equal to the
+limit is accepted, one more is refused (tests check both sides of each).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ._errors import SkillUsageError
+
+__all__ = ["Limits"]
+
+
+def _positive(instance: object, attribute: attrs.Attribute[int], value: object) -> None:
+    del instance
+    if type(value) is not int or value < 1:
+        raise SkillUsageError(
+            "bad_limit", f"Limits.{attribute.name} must be a positive int", key=attribute.name
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """Caps applied to every skill that skillguard reads or parses.
+
+    Defaults, and why:
+
+    * ``max_skill_bytes = 256 KiB``: the largest of 18,639 public SKILL.md files
+      measured is 160 KB; a file over the cap is refused before it is decoded.
+    * ``max_frontmatter_bytes = 32 KiB``: the largest frontmatter seen is 3.5 KB; ten
+      times that still bounds the YAML parser's work.
+    * ``max_depth = 8``: real frontmatter nests at most three levels (``metadata`` under
+      the top mapping); eight leaves room without letting a ``[[[[...`` bomb through.
+    * ``max_nodes = 4096``: a 32 KiB frontmatter of one-character flow items holds about
+      16,000 nodes; real ones hold a few hundred.
+    * ``max_scalar_bytes = 8 KiB``: the longest field the spec allows is the
+      1,024-character description (4 KiB of UTF-8 at most); twice that covers ``compat``.
+    """
+
+    max_skill_bytes: int = attrs.field(default=256 * 1024, validator=_positive)
+    max_frontmatter_bytes: int = attrs.field(default=32 * 1024, validator=_positive)
+    max_depth: int = attrs.field(default=8, validator=_positive)
+    max_nodes: int = attrs.field(default=4096, validator=_positive)
+    max_scalar_bytes: int = attrs.field(default=8 * 1024, validator=_positive)
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,255 @@
+"""Restricted YAML: compose plain data from ruamel's event stream, rejecting as we go.
+
+Rules (threat-model.md T3-T6). Hostile text is never handed to ``YAML().load()``:
+ruamel's C loader recurses in C and kills the interpreter on deep flow nesting, its
+pure loader raises ``AssertionError`` on ``%YAML 1.10``, and neither can be told to
+refuse aliases. Instead we pull parser *events* one at a time and build the value
+ourselves, iteratively, refusing at the first event that breaks a rule:
+
+* no anchors, no aliases (no billion-laughs expansion, no shared structure);
+* no explicit tags of any kind, no ``%YAML``/``%TAG`` directives;
+* exactly one document;
+* mapping keys are scalars, compared as the strings they denote, never repeated
+  at any depth, and never the merge key ``<<``;
+* depth, node count and scalar length are capped by :class:`Limits`;
+* every scalar stays a string: no implicit typing at all.
+
+The C parser (libyaml via ``ruamel.yaml.clib``) is used where it is installed; the
+pure-Python parser is the fallback. The text reaching either one has already been
+cleared of control and line-separator characters, which is what keeps their
+answers identical (a differential test and fuzz target check this).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from ruamel.yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+
+from ._errors import MalformedSkillError, SkillUsageError, safe_repr
+from ._model import FrozenMap, YamlValue
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from ._limits import Limits
+
+try:
+    from _ruamel_yaml import CParser as _CParser
+except ImportError:  # pragma: no cover - exercised on interpreters without the wheel
+    _CParser = None
+
+__all__ = ["BACKENDS", "Backend", "compose_mapping", "default_backend", "has_c_parser"]
+
+Backend: TypeAlias = Literal["c", "pure"]
+
+_NO_KEY: Any = object()
+# Checked again after unescaping: a double-quoted scalar can spell a control
+# character as an escape ("\x1b", "\u2028") that the raw-text check cannot see.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def has_c_parser() -> bool:
+    """Whether ruamel's C parser extension is importable here."""
+    return _CParser is not None
+
+
+def default_backend() -> Backend:
+    return "c" if _CParser is not None else "pure"
+
+
+def _c_events(text: str) -> Callable[[], Any]:
+    if _CParser is None:  # pragma: no cover - only without the C extension
+        raise SkillUsageError("bad_argument", "the C YAML parser is not installed")
+    return _CParser(text).get_event  # type: ignore[no-any-return]
+
+
+def _pure_events(text: str) -> Callable[[], Any]:
+    # Imported lazily: the pure parser pulls in most of ruamel.yaml and is only the
+    # fallback (and the other half of the differential test).
+    from ruamel.yaml import YAML  # noqa: PLC0415
+
+    events: Iterator[Any] = iter(YAML(typ="safe", pure=True).parse(text))
+    return events.__next__
+
+
+BACKENDS: dict[Backend, Callable[[str], Callable[[], Any]]] = {
+    "c": _c_events,
+    "pure": _pure_events,
+}
+
+
+def _line_of(event: Any, first_line: int) -> int | None:  # noqa: ANN401
+    mark = getattr(event, "start_mark", None)
+    line = getattr(mark, "line", None)
+    return line + first_line if isinstance(line, int) else None
+
+
+def _fail(code: str, reason: str, event: Any, first_line: int, key: str | None = None) -> None:  # noqa: ANN401
+    raise MalformedSkillError(code, reason, line=_line_of(event, first_line), key=key)
+
+
+def _syntax_error(exc: BaseException, first_line: int) -> MalformedSkillError:
+    # The parser's own problem text can quote the input (an unknown escape, a tag
+    # handle), so only the position is kept.
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = getattr(mark, "line", None)
+    return MalformedSkillError(
+        "yaml_syntax",
+        f"the frontmatter is not valid YAML ({type(exc).__name__})",
+        line=line + first_line if isinstance(line, int) else None,
+    )
+
+
+def compose_mapping(
+    text: str, limits: Limits, *, first_line: int = 1, backend: Backend | None = None
+) -> dict[str, YamlValue]:
+    """Compose *text* (one YAML document) into a ``dict`` of plain data.
+
+    ``first_line`` is the file line on which *text* starts, so error lines point into
+    the file. Raises :class:`MalformedSkillError` for every rule in the module
+    docstring and for any parser failure; any other exception is a bug.
+    """
+    # Event streams are pulled lazily so that a hostile document is refused at the
+    # first bad event, before the parser reads (or allocates for) the rest of it.
+    try:
+        get_event = BACKENDS[backend or default_backend()](text)
+    except SkillUsageError:
+        raise
+    except Exception as exc:  # the C parser refusing its input up front
+        raise _syntax_error(exc, first_line) from exc
+
+    max_depth = limits.max_depth
+    max_nodes = limits.max_nodes
+    max_scalar = limits.max_scalar_bytes
+    # A str of n code points is at most 4n UTF-8 bytes: below this many code points a
+    # scalar cannot exceed the byte cap, so the common case never encodes.
+    scalar_quick = max_scalar // 4
+    # Only a double-quoted scalar with a backslash escape can hold a character that
+    # the raw-text check did not see; without any backslash there is nothing to check.
+    may_escape = "\\" in text
+
+    nodes = 0
+    documents = 0
+    result: dict[str, YamlValue] | None = None
+    stack: list[tuple[Any, bool, Any]] = []
+    cur: Any = None  # the dict or list being filled; None outside the top mapping
+    cur_is_map = False
+    key: Any = _NO_KEY
+
+    while True:
+        try:
+            event = get_event()
+        except Exception as exc:  # every parser failure, RecursionError and AssertionError too
+            raise _syntax_error(exc, first_line) from exc
+        cls = type(event)
+
+        if cls is ScalarEvent:
+            if event.anchor is not None:
+                _fail("yaml_anchor", "anchors are not allowed", event, first_line)
+            if event.ctag is not None:
+                _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
+            value: str = event.value
+            if len(value) > scalar_quick and len(value.encode("utf-8")) > max_scalar:
+                _fail(
+                    "scalar_too_long",
+                    f"a scalar is longer than {max_scalar} bytes",
+                    event,
+                    first_line,
+                )
+            if may_escape and event.style == '"' and _CONTROL_RE.search(value):
+                _fail(
+                    "control_character",
+                    "an escape sequence spells a forbidden control character",
+                    event,
+                    first_line,
+                )
+            nodes += 1
+            if nodes > max_nodes:
+                _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
+            if cur_is_map:
+                if key is _NO_KEY:
+                    if value in cur:
+                        _fail(
+                            "duplicate_key",
+                            f"duplicate key {safe_repr(value)}",
+                            event,
+                            first_line,
+                            key=value,
+                        )
+                    if value == "<<":
+                        _fail("yaml_merge_key", "merge keys are not allowed", event, first_line)
+                    key = value
+                else:
+                    cur[key] = value
+                    key = _NO_KEY
+            elif cur is not None:
+                cur.append(value)
+            else:
+                _fail("not_a_mapping", "the frontmatter must be a mapping", event, first_line)
+
+        elif cls is MappingStartEvent or cls is SequenceStartEvent:
+            if event.anchor is not None:
+                _fail("yaml_anchor", "anchors are not allowed", event, first_line)
+            if event.ctag is not None:
+                _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
+            is_map = cls is MappingStartEvent
+            if cur is None and not is_map:
+                _fail("not_a_mapping", "the frontmatter must be a mapping", event, first_line)
+            if cur_is_map and key is _NO_KEY:
+                _fail("yaml_complex_key", "mapping keys must be scalars", event, first_line)
+            if len(stack) >= max_depth:
+                _fail("too_deep", f"nesting deeper than {max_depth}", event, first_line)
+            nodes += 1
+            if nodes > max_nodes:
+                _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
+            stack.append((cur, cur_is_map, key))
+            cur = {} if is_map else []
+            cur_is_map = is_map
+            key = _NO_KEY
+
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            done = cur
+            cur, cur_is_map, key = stack.pop()
+            if cur is None:
+                result = done
+            elif cur_is_map:
+                cur[key] = FrozenMap(done) if type(done) is dict else tuple(done)
+                key = _NO_KEY
+            else:
+                cur.append(FrozenMap(done) if type(done) is dict else tuple(done))
+
+        elif cls is AliasEvent:
+            _fail("yaml_alias", "aliases are not allowed", event, first_line)
+
+        elif cls is DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                _fail(
+                    "yaml_multiple_documents",
+                    "only one YAML document is allowed",
+                    event,
+                    first_line,
+                )
+            if event.version is not None or event.tags:
+                _fail(
+                    "yaml_directive", "%YAML and %TAG directives are not allowed", event, first_line
+                )
+
+        elif cls is StreamEndEvent:
+            break
+        # StreamStartEvent and DocumentEndEvent carry nothing to check.
+
+    if result is None:
+        raise MalformedSkillError("not_a_mapping", "the frontmatter is empty", line=first_line)
+    return result
