@@ -5,8 +5,8 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
 
 1. Size first: input over ``Limits.max_skill_bytes`` is refused before decoding.
 2. Encoding: strict UTF-8; one leading BOM removed; CRLF and lone CR become LF;
-   NUL, C0/C1 controls (other than tab and newline) and the U+2028/U+2029 line
-   separators are refused in the frontmatter, NUL in the body too.
+   NUL, C0/C1 controls (other than tab and newline), the U+2028/U+2029 line
+   separators and U+FEFF are refused in the frontmatter, NUL in the body too.
 3. Fences: line 1 is ``---`` (trailing blanks allowed); the frontmatter ends at the
    first later line of the same shape; the body is everything after it.
 4. YAML as data only (see ``_yaml``).
@@ -36,7 +36,12 @@ COMPATIBILITY_MAX: Final = 500
 _BOM: Final = b"\xef\xbb\xbf"
 _NAME_RE: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FENCE_RE: Final = re.compile(r"^---[ \t]*$", re.MULTILINE)
-_FRONTMATTER_FORBIDDEN_RE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# C0/C1 controls (tab and newline aside), the line and paragraph separators and a BOM
+# inside the text: invisible to a reviewer, and the two YAML parsers disagree on them.
+_FRONTMATTER_FORBIDDEN_RE: Final = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]"
+)
+_ASCII_ALLOWED: Final = b"\t\n" + bytes(range(0x20, 0x7F))
 # Bidirectional overrides and isolates, zero-width characters and the BOM: they
 # carry text past a human reviewer that a model still reads (threat-model.md T8).
 FORBIDDEN_CHARS: Final = frozenset(
@@ -109,15 +114,14 @@ def parse_skill_with(
     if profile not in _PROFILES:
         raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
 
-    size = len(raw)
-    if size > limits.max_skill_bytes:
+    if len(raw) > limits.max_skill_bytes:
         raise MalformedSkillError(
             "too_large", f"the file is larger than {limits.max_skill_bytes} bytes"
         )
     text = _decode(raw)
     frontmatter, body, fm_first_line = _split_fences(text, limits)
 
-    bad = _FRONTMATTER_FORBIDDEN_RE.search(frontmatter)
+    bad = _find_forbidden_control(frontmatter)
     if bad is not None:
         raise MalformedSkillError(
             "control_character",
@@ -127,8 +131,18 @@ def parse_skill_with(
     if "\x00" in body:
         raise MalformedSkillError("control_character", "NUL character in the body")
 
-    fields = compose_mapping(frontmatter, limits, first_line=fm_first_line, backend=backend)
-    return _build(fields, body, raw, size, expected_name, profile)
+    fields, lines = compose_mapping(frontmatter, limits, first_line=fm_first_line, backend=backend)
+    return _build(fields, lines, body, raw, expected_name, profile)
+
+
+def _find_forbidden_control(frontmatter: str) -> re.Match[str] | None:
+    # Fast path for the usual ASCII frontmatter: deleting every allowed byte leaves
+    # nothing, in one C loop; the regex runs only to locate a character once found.
+    if frontmatter.isascii() and not frontmatter.encode("ascii").translate(
+        None, _ASCII_ALLOWED
+    ):
+        return None
+    return _FRONTMATTER_FORBIDDEN_RE.search(frontmatter)
 
 
 def _decode(raw: bytes) -> str:
@@ -184,207 +198,182 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
 # -- fields -------------------------------------------------------------------------
 
 
-def _require_str(fields: dict[str, YamlValue], key: str) -> str | None:
-    value = fields.get(key)
-    if value is None or isinstance(value, str):
+class _Fields:
+    """Checks the composed frontmatter against the Agent Skills rules and a profile."""
+
+    __slots__ = ("compat", "fields", "lines", "warnings")
+
+    def __init__(self, fields: dict[str, YamlValue], lines: dict[str, int], profile: Profile):
+        self.fields = fields
+        self.lines = lines
+        self.compat = profile == "compat"
+        self.warnings: list[SkillWarning] = []
+
+    def error(self, code: str, reason: str, key: str) -> MalformedSkillError:
+        return MalformedSkillError(code, reason, key=key, line=self.lines.get(key))
+
+    def warn(self, code: str, message: str, key: str) -> None:
+        self.warnings.append(SkillWarning(code, message, key))
+
+    def string(self, key: str) -> str | None:
+        value = self.fields.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        raise self.error("wrong_type", f"{key!r} must be a string", key)
+
+    def no_forbidden(self, value: str, key: str) -> None:
+        if value.isascii():  # O(1) in CPython, and every forbidden character is non-ASCII
+            return
+        found = _FORBIDDEN_RE.search(value)
+        if found is not None:
+            raise self.error(
+                "forbidden_character",
+                f"{key!r} holds the invisible or bidirectional character "
+                f"U+{ord(found.group()):04X}",
+                key,
+            )
+
+    def text(self, key: str, maximum: int, *, relax_length: bool) -> str | None:
+        value = self.string(key)
+        if value is None:
+            return None
+        self.no_forbidden(value, key)
+        if not value.strip():
+            raise self.error("empty_field", f"{key!r} must not be blank", key)
+        if len(value) > maximum:
+            message = f"{key!r} is longer than {maximum} characters"
+            if not relax_length:
+                raise self.error("field_too_long", message, key)
+            self.warn("field_too_long", message, key)
         return value
-    raise MalformedSkillError("wrong_type", f"{key!r} must be a string", key=key)
 
-
-def _check_forbidden(value: str, key: str) -> None:
-    if value.isascii():  # O(1) in CPython, and every forbidden character is non-ASCII
-        return
-    found = _FORBIDDEN_RE.search(value)
-    if found is not None:
-        raise MalformedSkillError(
-            "forbidden_character",
-            f"{key!r} holds the invisible or bidirectional character U+{ord(found.group()):04X}",
-            key=key,
-        )
-
-
-def _text_field(
-    fields: dict[str, YamlValue],
-    key: str,
-    maximum: int,
-    warnings: list[SkillWarning],
-    *,
-    relax_length: bool,
-) -> str | None:
-    value = _require_str(fields, key)
-    if value is None:
-        return None
-    _check_forbidden(value, key)
-    if not value.strip():
-        raise MalformedSkillError("empty_field", f"{key!r} must not be blank", key=key)
-    if len(value) > maximum:
-        if not relax_length:
-            raise MalformedSkillError(
-                "field_too_long", f"{key!r} is longer than {maximum} characters", key=key
+    def name(self, expected_name: str | None) -> str:
+        declared = self.string("name")
+        assert declared is not None  # presence is checked before
+        self.no_forbidden(declared, "name")
+        valid = is_valid_name(declared)
+        if valid and (expected_name is None or declared == expected_name):
+            return declared
+        if not self.compat:
+            if not valid:
+                raise self.error(
+                    "invalid_name",
+                    f"'name' must be 1-{NAME_MAX} characters of a-z, 0-9 and single hyphens",
+                    "name",
+                )
+            raise self.error(
+                "name_mismatch",
+                f"'name' differs from the folder name {safe_repr(str(expected_name))}",
+                "name",
             )
-        warnings.append(
-            SkillWarning("field_too_long", f"{key!r} is longer than {maximum} characters", key)
-        )
-    return value
-
-
-def _resolve_name(
-    declared: str, expected_name: str | None, profile: Profile, warnings: list[SkillWarning]
-) -> str:
-    _check_forbidden(declared, "name")
-    valid = is_valid_name(declared)
-    matches = expected_name is None or declared == expected_name
-    if valid and matches:
-        return declared
-    if profile == "strict":
-        if not valid:
-            raise MalformedSkillError(
+        # compat: the folder name identifies the skill, and must itself be valid.
+        if expected_name is None or not is_valid_name(expected_name):
+            raise self.error(
                 "invalid_name",
-                f"'name' must be 1-{NAME_MAX} characters of a-z, 0-9 and single hyphens",
-                key="name",
+                "'name' is not a valid identifier and no valid folder name can replace it",
+                "name",
             )
-        raise MalformedSkillError(
-            "name_mismatch",
-            f"'name' differs from the folder name {safe_repr(str(expected_name))}",
-            key="name",
-        )
-    # compat: the folder name identifies the skill, and must itself be valid.
-    if expected_name is None or not is_valid_name(expected_name):
-        raise MalformedSkillError(
-            "invalid_name",
-            "'name' is not a valid identifier and no valid folder name can replace it",
-            key="name",
-        )
-    code = "name_mismatch" if valid else "invalid_name"
-    warnings.append(
-        SkillWarning(
-            code,
-            f"'name' is not used; the skill is identified by its folder "
-            f"name {safe_repr(expected_name)}",
+        self.warn(
+            "name_mismatch" if valid else "invalid_name",
+            f"'name' is not used; the skill is identified by its folder name "
+            f"{safe_repr(expected_name)}",
             "name",
         )
-    )
-    return expected_name
+        return expected_name
 
+    def metadata(self) -> FrozenMap:
+        value = self.fields.get("metadata")
+        if value is None:
+            return EMPTY_MAP
+        if not isinstance(value, FrozenMap):
+            raise self.error("wrong_type", "'metadata' must be a mapping", "metadata")
+        for meta_key, meta_value in value.items():
+            if isinstance(meta_value, str):
+                continue
+            message = f"'metadata' value for {safe_repr(meta_key)} must be a string"
+            if not self.compat:
+                raise self.error("wrong_type", message, "metadata")
+            self.warn("metadata_not_string", message + "; kept as inert data", "metadata")
+        return value
 
-def _metadata(
-    fields: dict[str, YamlValue], profile: Profile, warnings: list[SkillWarning]
-) -> FrozenMap:
-    value = fields.get("metadata")
-    if value is None:
-        return EMPTY_MAP
-    if not isinstance(value, FrozenMap):
-        raise MalformedSkillError("wrong_type", "'metadata' must be a mapping", key="metadata")
-    for meta_key, meta_value in value.items():
-        if isinstance(meta_value, str):
-            continue
-        if profile == "strict":
-            raise MalformedSkillError(
-                "wrong_type",
-                f"'metadata' value for {safe_repr(meta_key)} must be a string",
-                key="metadata",
-            )
-        warnings.append(
-            SkillWarning(
-                "metadata_not_string",
-                f"'metadata' value for {safe_repr(meta_key)} is not a string; kept as data",
-                "metadata",
-            )
-        )
-    return value
-
-
-def _allowed_tools(fields: dict[str, YamlValue]) -> tuple[str, ...]:
-    value = fields.get("allowed-tools")
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(value.split())
-    if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
-        raise MalformedSkillError(
+    def allowed_tools(self) -> tuple[str, ...]:
+        value = self.fields.get("allowed-tools")
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return tuple(value.split())
+        tools: list[str] = []
+        if isinstance(value, tuple):
+            for item in value:
+                if not isinstance(item, str):
+                    break
+                tool = item.strip()
+                if not tool:
+                    raise self.error(
+                        "empty_field", "'allowed-tools' holds a blank entry", "allowed-tools"
+                    )
+                tools.append(tool)
+            else:
+                return tuple(tools)
+        raise self.error(
             "wrong_type",
             "'allowed-tools' must be a space-separated string or a list of strings",
-            key="allowed-tools",
+            "allowed-tools",
         )
-    tools: list[str] = []
-    for item in value:
-        assert isinstance(item, str)  # checked above; narrows the type for mypy
-        tool = item.strip()
-        if not tool:
-            raise MalformedSkillError(
-                "empty_field", "'allowed-tools' holds a blank entry", key="allowed-tools"
-            )
-        tools.append(tool)
-    return tuple(tools)
 
+    def steps(self) -> tuple[Step, ...]:
+        value = self.fields.get("steps")
+        if value is None:
+            return ()
+        if not isinstance(value, tuple):
+            raise self.error("wrong_type", "'steps' must be a list of strings", "steps")
+        steps: list[Step] = []
+        for index, item in enumerate(value, start=1):
+            if not isinstance(item, str):
+                raise self.error("wrong_type", f"step {index} must be a string", "steps")
+            if not item.strip():
+                raise self.error("empty_field", f"step {index} is blank", "steps")
+            steps.append(Step(index, item))
+        return tuple(steps)
 
-def _steps(fields: dict[str, YamlValue]) -> tuple[Step, ...]:
-    value = fields.get("steps")
-    if value is None:
-        return ()
-    if not isinstance(value, tuple):
-        raise MalformedSkillError("wrong_type", "'steps' must be a list of strings", key="steps")
-    steps: list[Step] = []
-    for index, item in enumerate(value, start=1):
-        if not isinstance(item, str):
-            raise MalformedSkillError("wrong_type", f"step {index} must be a string", key="steps")
-        if not item.strip():
-            raise MalformedSkillError("empty_field", f"step {index} is blank", key="steps")
-        steps.append(Step(index, item))
-    return tuple(steps)
+    def extra(self) -> FrozenMap:
+        extra = {key: value for key, value in self.fields.items() if key not in _KNOWN_FIELDS}
+        if not extra:
+            return EMPTY_MAP
+        for key in extra:
+            self.warn("unknown_field", f"unknown field {safe_repr(key)} kept as inert data", key)
+        return FrozenMap(extra)
 
 
 def _build(
     fields: dict[str, YamlValue],
+    lines: dict[str, int],
     body: str,
     raw: bytes,
-    size: int,
     expected_name: str | None,
     profile: Profile,
 ) -> Skill:
-    warnings: list[SkillWarning] = []
-    for required in ("name", "description"):
-        if required not in fields:
-            raise MalformedSkillError(
-                "missing_field", f"the required field {required!r} is missing", key=required
-            )
-    declared = _require_str(fields, "name")
-    assert declared is not None  # present, checked above
-    name = _resolve_name(declared, expected_name, profile, warnings)
-    compat = profile == "compat"
-    description = _text_field(fields, "description", DESCRIPTION_MAX, warnings, relax_length=compat)
-    assert description is not None  # present, checked above
-    compatibility = _text_field(
-        fields, "compatibility", COMPATIBILITY_MAX, warnings, relax_length=False
-    )
-    license_ = _require_str(fields, "license")
-    version = _require_str(fields, "version")
-    metadata = _metadata(fields, profile, warnings)
-    allowed_tools = _allowed_tools(fields)
-    steps = _steps(fields)
-
-    extra: dict[str, YamlValue] = {}
-    for key, value in fields.items():
-        if key not in _KNOWN_FIELDS:
-            extra[key] = value
-            warnings.append(
-                SkillWarning(
-                    "unknown_field", f"unknown field {safe_repr(key)} kept as inert data", key
-                )
-            )
-
+    if "name" not in fields or "description" not in fields:
+        missing = "name" if "name" not in fields else "description"
+        raise MalformedSkillError(
+            "missing_field", f"the required field {missing!r} is missing", key=missing
+        )
+    check = _Fields(fields, lines, profile)
+    name = check.name(expected_name)
+    description = check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
+    assert description is not None  # presence is checked above
     return Skill(
         name=name,
         description=description,
         body=body,
         sha256=hashlib.sha256(raw).hexdigest(),
-        size=size,
-        license=license_,
-        compatibility=compatibility,
-        metadata=metadata,
-        allowed_tools=allowed_tools,
-        steps=steps,
-        version=version,
-        extra=FrozenMap(extra) if extra else EMPTY_MAP,
-        warnings=tuple(warnings),
+        size=len(raw),
+        license=check.string("license"),
+        compatibility=check.text("compatibility", COMPATIBILITY_MAX, relax_length=False),
+        metadata=check.metadata(),
+        allowed_tools=check.allowed_tools(),
+        steps=check.steps(),
+        version=check.string("version"),
+        extra=check.extra(),
+        warnings=tuple(check.warnings),
     )

@@ -54,6 +54,7 @@ __all__ = ["BACKENDS", "Backend", "compose_mapping", "default_backend", "has_c_p
 Backend: TypeAlias = Literal["c", "pure"]
 
 _NO_KEY: Any = object()
+_QUOTED = ("'", '"')
 # Checked again after unescaping: a double-quoted scalar can spell a control
 # character as an escape ("\x1b", "\u2028") that the raw-text check cannot see.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
@@ -111,19 +112,40 @@ def _syntax_error(exc: BaseException, first_line: int) -> MalformedSkillError:
     )
 
 
+def _check_tabs(text: str, quoted_spans: list[tuple[int, int]], first_line: int) -> None:
+    span = 0
+    position = text.find("\t")
+    while position >= 0:
+        # Spans arrive in document order and do not overlap.
+        while span < len(quoted_spans) and quoted_spans[span][1] <= position:
+            span += 1
+        if span == len(quoted_spans) or quoted_spans[span][0] > position:
+            raise MalformedSkillError(
+                "tab_character",
+                "a tab is allowed only inside a quoted string",
+                line=text.count("\n", 0, position) + first_line,
+            )
+        position = text.find("\t", position + 1)
+
+
 def compose_mapping(
     text: str, limits: Limits, *, first_line: int = 1, backend: Backend | None = None
-) -> dict[str, YamlValue]:
+) -> tuple[dict[str, YamlValue], dict[str, int]]:
     """Compose *text* (one YAML document) into a ``dict`` of plain data.
 
     ``first_line`` is the file line on which *text* starts, so error lines point into
-    the file. Raises :class:`MalformedSkillError` for every rule in the module
-    docstring and for any parser failure; any other exception is a bug.
+    the file. Returns the mapping and, for each top-level key, the file line it is on
+    (so field errors can name their line). Raises :class:`MalformedSkillError` for
+    every rule in the module docstring and for any parser failure; any other
+    exception is a bug.
     """
     # Event streams are pulled lazily so that a hostile document is refused at the
     # first bad event, before the parser reads (or allocates for) the rest of it.
+    events_of = BACKENDS.get(backend or default_backend())
+    if events_of is None:
+        raise SkillUsageError("bad_argument", "backend must be 'c' or 'pure'")
     try:
-        get_event = BACKENDS[backend or default_backend()](text)
+        get_event = events_of(text)
     except SkillUsageError:
         raise
     except Exception as exc:  # the C parser refusing its input up front
@@ -138,12 +160,18 @@ def compose_mapping(
     # Only a double-quoted scalar with a backslash escape can hold a character that
     # the raw-text check did not see; without any backslash there is nothing to check.
     may_escape = "\\" in text
+    # The C and pure parsers disagree on tabs outside quoted scalars (separation,
+    # indentation, plain scalars), so a tab is accepted only inside a quoted scalar.
+    # Spans are collected only when the text holds a tab at all.
+    quoted_spans: list[tuple[int, int]] | None = [] if "\t" in text else None
 
     nodes = 0
     documents = 0
     result: dict[str, YamlValue] | None = None
     stack: list[tuple[Any, bool, Any]] = []
     cur: Any = None  # the dict or list being filled; None outside the top mapping
+    top: Any = None  # the top-level mapping, once started
+    key_marks: dict[str, Any] = {}
     cur_is_map = False
     key: Any = _NO_KEY
 
@@ -177,8 +205,14 @@ def compose_mapping(
             nodes += 1
             if nodes > max_nodes:
                 _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
+            if quoted_spans is not None and event.style in _QUOTED:
+                quoted_spans.append((event.start_mark.index, event.end_mark.index))
             if cur_is_map:
                 if key is _NO_KEY:
+                    if not value and not event.style:
+                        # An empty plain key is YAML's null; libyaml refuses some forms
+                        # the pure parser accepts, and a null key is no field name.
+                        _fail("yaml_null_key", "a mapping key is empty", event, first_line)
                     if value in cur:
                         _fail(
                             "duplicate_key",
@@ -190,6 +224,8 @@ def compose_mapping(
                     if value == "<<":
                         _fail("yaml_merge_key", "merge keys are not allowed", event, first_line)
                     key = value
+                    if cur is top:
+                        key_marks[value] = event.start_mark
                 else:
                     cur[key] = value
                     key = _NO_KEY
@@ -215,6 +251,8 @@ def compose_mapping(
                 _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
             stack.append((cur, cur_is_map, key))
             cur = {} if is_map else []
+            if top is None:
+                top = cur
             cur_is_map = is_map
             key = _NO_KEY
 
@@ -252,4 +290,6 @@ def compose_mapping(
 
     if result is None:
         raise MalformedSkillError("not_a_mapping", "the frontmatter is empty", line=first_line)
-    return result
+    if quoted_spans is not None:
+        _check_tabs(text, quoted_spans, first_line)
+    return result, {key: mark.line + first_line for key, mark in key_marks.items()}

@@ -1,0 +1,120 @@
+"""Hypothesis strategies shared by the test modules (attrs' tests/strategies.py habit)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+from skillguard._parse import FORBIDDEN_CHARS
+
+# Characters a valid field may hold: any Unicode letter, number, punctuation, symbol
+# or plain space, minus the invisible and bidirectional ones the parser refuses.
+_SAFE_TEXT_CHARS = st.characters(
+    categories=("L", "N", "P", "S", "Zs"),
+    exclude_characters="".join(FORBIDDEN_CHARS) + "\u2028\u2029\x85\xa0",
+)
+
+names = st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,5}", fullmatch=True).filter(
+    lambda n: len(n) <= 64
+)
+non_blank_text = st.text(_SAFE_TEXT_CHARS, min_size=1, max_size=80).filter(str.strip)
+tool_names = st.from_regex(r"[A-Za-z][A-Za-z0-9_():*.-]{0,20}", fullmatch=True)
+meta_keys = st.from_regex(r"[a-z][a-z0-9_-]{0,15}", fullmatch=True).filter(
+    lambda k: k not in ("name", "<<")
+)
+
+
+@st.composite
+def skill_documents(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid skill as data: the fields and body to render, and the folder name."""
+    fields: dict[str, Any] = {
+        "name": draw(names),
+        "description": draw(non_blank_text),
+    }
+    if draw(st.booleans()):
+        fields["license"] = draw(non_blank_text)
+    if draw(st.booleans()):
+        fields["compatibility"] = draw(non_blank_text)
+    if draw(st.booleans()):
+        fields["version"] = draw(st.sampled_from(["1.0", "2.1.3", "0.0.1-beta", "on", "010"]))
+    if draw(st.booleans()):
+        fields["metadata"] = draw(st.dictionaries(meta_keys, non_blank_text, max_size=4))
+    if draw(st.booleans()):
+        tools = draw(st.lists(tool_names, max_size=5))
+        fields["allowed-tools"] = tools if draw(st.booleans()) else " ".join(tools)
+    if draw(st.booleans()):
+        fields["steps"] = draw(st.lists(non_blank_text, max_size=5))
+    body = draw(
+        st.text(st.characters(exclude_characters="\x00\r", exclude_categories=("Cs",)), max_size=200)
+    )
+    return {"fields": fields, "body": body}
+
+
+def quote(value: str) -> str:
+    """A YAML double-quoted scalar (JSON strings are valid YAML double-quoted scalars)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render(fields: dict[str, Any], body: str) -> bytes:
+    """Render fields as block-style YAML frontmatter with every scalar double-quoted."""
+    lines = ["---"]
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            lines.append(f"{quote(key)}:" + ("" if value else " {}"))
+            lines.extend(f"  {quote(k)}: {quote(v)}" for k, v in value.items())
+        elif isinstance(value, list):
+            lines.append(f"{quote(key)}:" + ("" if value else " []"))
+            lines.extend(f"  - {quote(item)}" for item in value)
+        else:
+            lines.append(f"{quote(key)}: {quote(value)}")
+    lines.append("---")
+    return ("\n".join(lines) + "\n" + body).encode("utf-8")
+
+
+# Fragments that exercise the parser's edges when spliced into otherwise valid input.
+hostile_fragments = st.sampled_from(
+    [
+        "&a x",
+        "*a",
+        "!!python/object:os.system",
+        "!foo",
+        "<<: {a: b}",
+        "? [a]\n: b",
+        "%YAML 1.1\n---",
+        "%TAG ! tag:x,2000:\n---",
+        "...\n---\nb: c",
+        "[" * 50,
+        "{" * 50,
+        "- - - - - - - - - - -",
+        '"\\x00"',
+        '"\\u202e"',
+        "\x00",
+        "\x1b[2J",
+        "\u2028",
+        "\x85",
+        "\ufeff",
+        "\t",
+        "---",
+        "----x",
+        "'a'",
+        '"a"',
+        "a",
+        "a: 1\na: 2",
+        "|\n  block",
+        ">-\n  folded",
+    ]
+)
+
+
+@st.composite
+def mutated_documents(draw: st.DrawFn) -> bytes:
+    """A valid document with hostile fragments spliced in at random lines."""
+    doc = draw(skill_documents())
+    text = render(doc["fields"], doc["body"]).decode("utf-8")
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(lines)))
+        lines.insert(at, draw(hostile_fragments))
+    return "\n".join(lines).encode("utf-8")

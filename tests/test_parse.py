@@ -1,0 +1,638 @@
+"""The SKILL.md parser: every rule, every error code, every limit at N and N+1.
+
+Test names that start with ``test_tN_`` stop the threat ``TN`` of threat-model.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import skillguard
+from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
+from skillguard._parse import FORBIDDEN_CHARS
+
+from .strategies import mutated_documents, render, skill_documents
+
+
+def doc(frontmatter: str, body: str = "Body.\n") -> bytes:
+    return f"---\n{frontmatter}---\n{body}".encode()
+
+
+MINIMAL = "name: demo\ndescription: Does a thing.\n"
+
+
+def code_of(raw: bytes, **kwargs: object) -> str:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(raw, **kwargs)  # type: ignore[arg-type]
+    return info.value.code
+
+
+# -- the happy path ------------------------------------------------------------------
+
+
+def test_minimal_skill_fields_and_hash() -> None:
+    raw = doc(MINIMAL, "# Title\n\nText.\n")
+    skill = parse_skill(raw, expected_name="demo")
+    assert skill.name == "demo"
+    assert skill.description == "Does a thing."
+    assert skill.body == "# Title\n\nText.\n"
+    assert skill.sha256 == hashlib.sha256(raw).hexdigest()
+    assert skill.size == len(raw)
+    assert (skill.license, skill.compatibility, skill.version) == (None, None, None)
+    assert skill.metadata == {}
+    assert skill.allowed_tools == ()
+    assert skill.steps == ()
+    assert skill.extra == {}
+    assert skill.warnings == ()
+
+
+def test_all_spec_fields() -> None:
+    raw = doc(
+        "name: pdf\n"
+        "description: Work with PDFs.\n"
+        "license: Apache-2.0\n"
+        "compatibility: Needs poppler\n"
+        "metadata:\n  author: me\n  'version': '1.2'\n"
+        'allowed-tools: "Read  Bash(git:*)\tWrite"\n'
+        "steps:\n  - first\n  - second\n"
+        "version: 1.0\n"
+    )
+    skill = parse_skill(raw)
+    assert skill.license == "Apache-2.0"
+    assert skill.compatibility == "Needs poppler"
+    assert dict(skill.metadata) == {"author": "me", "version": "1.2"}
+    assert skill.allowed_tools == ("Read", "Bash(git:*)", "Write")
+    assert [(s.index, s.text) for s in skill.steps] == [(1, "first"), (2, "second")]
+    assert skill.version == "1.0"
+
+
+def test_allowed_tools_as_list_is_normalised_to_a_tuple() -> None:
+    skill = parse_skill(doc(MINIMAL + "allowed-tools:\n  - Read\n  - ' Bash(git diff:*) '\n"))
+    assert skill.allowed_tools == ("Read", "Bash(git diff:*)")
+
+
+def test_empty_allowed_tools_string_is_no_tools() -> None:
+    assert parse_skill(doc(MINIMAL + "allowed-tools: ''\n")).allowed_tools == ()
+
+
+@pytest.mark.parametrize(
+    ("yaml_value", "expected"),
+    [
+        ("1.0", "1.0"),
+        ("on", "on"),
+        ("yes", "yes"),
+        ("~", "~"),
+        ("null", "null"),
+        ("2020-01-01", "2020-01-01"),
+        ("0x10", "0x10"),
+        ("1e3", "1e3"),
+        ("010", "010"),
+        (".inf", ".inf"),
+    ],
+)
+def test_t5_scalars_stay_strings_without_implicit_typing(yaml_value: str, expected: str) -> None:
+    skill = parse_skill(doc(MINIMAL + f"version: {yaml_value}\nflag: {yaml_value}\n"))
+    assert skill.version == expected
+    assert skill.extra["flag"] == expected
+
+
+def test_unknown_fields_are_kept_inert_with_a_warning() -> None:
+    skill = parse_skill(doc(MINIMAL + "author: someone\nuser-invocable: true\nrisk: [a, b]\n"))
+    assert dict(skill.extra) == {"author": "someone", "user-invocable": "true", "risk": ("a", "b")}
+    assert [(w.code, w.key) for w in skill.warnings] == [
+        ("unknown_field", "author"),
+        ("unknown_field", "user-invocable"),
+        ("unknown_field", "risk"),
+    ]
+
+
+def test_skill_is_frozen_and_hashable() -> None:
+    skill = parse_skill(doc(MINIMAL + "metadata: {a: b}\nx: {y: [z]}\n"))
+    with pytest.raises(AttributeError):
+        skill.name = "other"  # type: ignore[misc]
+    assert hash(skill) == hash(parse_skill(doc(MINIMAL + "metadata: {a: b}\nx: {y: [z]}\n")))
+    with pytest.raises(TypeError):
+        skill.metadata["a"] = "c"  # type: ignore[index]
+
+
+# -- T7: encoding --------------------------------------------------------------------
+
+
+def test_t7_one_leading_bom_is_removed() -> None:
+    raw = b"\xef\xbb\xbf" + doc(MINIMAL)
+    skill = parse_skill(raw)
+    assert skill.name == "demo"
+    assert skill.sha256 == hashlib.sha256(raw).hexdigest()  # of the bytes as read
+
+
+def test_t7_a_second_bom_is_not_removed() -> None:
+    assert code_of(b"\xef\xbb\xbf\xef\xbb\xbf" + doc(MINIMAL)) == "no_opening_fence"
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_t7_crlf_and_lone_cr_become_lf(newline: str) -> None:
+    text = f"---\n{MINIMAL}---\nline one\nline two\n".replace("\n", newline)
+    skill = parse_skill(text.encode())
+    assert skill.description == "Does a thing."
+    assert skill.body == "line one\nline two\n"
+
+
+def test_t7_invalid_utf8_is_refused_with_its_line() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL, "ok\n\xff\n").replace(b"\xc3\xbf", b"\xff"))
+    assert info.value.code == "bad_encoding"
+    assert info.value.line == 6  # fence, name, description, fence, "ok", then the bad byte
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x01", "\x08", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\x9f", "\u2028", "\u2029"])
+def test_t7_control_characters_in_frontmatter_are_refused(char: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(f"name: demo\ndescription: a{char}b\n"))
+    assert info.value.code == "control_character"
+    assert info.value.line == 3
+
+
+@pytest.mark.parametrize("escape", ["\\0", "\\x1b", "\\e", "\\u0085", "\\N", "\\L", "\\P", "\\x7f"])
+def test_t7_control_characters_spelled_as_escapes_are_refused(escape: str) -> None:
+    assert code_of(doc(f'name: demo\ndescription: "a{escape}b"\n')) == "control_character"
+
+
+def test_t7_tab_is_allowed_in_frontmatter_and_controls_in_body() -> None:
+    skill = parse_skill(doc('name: demo\ndescription: "a\tb"\n', "esc \x1b[0m ok\n"))
+    assert skill.description == "a\tb"
+    assert "\x1b" in skill.body
+
+
+def test_t7_nul_in_body_is_refused() -> None:
+    assert code_of(doc(MINIMAL, "text\x00more\n")) == "control_character"
+
+
+# -- T2: fences ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        (b"", "no_opening_fence"),
+        (b"name: demo\n", "no_opening_fence"),
+        (b"\n---\nname: demo\n---\n", "no_opening_fence"),
+        (b"----\nname: demo\n---\n", "no_opening_fence"),
+        (b"--- x\nname: demo\n---\n", "no_opening_fence"),
+        (b" ---\nname: demo\n---\n", "no_opening_fence"),
+        (b"---", "no_closing_fence"),
+        (b"---\n", "no_closing_fence"),
+        (b"---\nname: demo\ndescription: x\n", "no_closing_fence"),
+        (b"---\nname: demo\n----x\n", "no_closing_fence"),
+        (b"---\nname: demo\n ---\n", "no_closing_fence"),
+        (b"---\nname: demo\n--- x\n", "no_closing_fence"),
+    ],
+)
+def test_t2_fence_errors(raw: bytes, code: str) -> None:
+    assert code_of(raw) == code
+
+
+def test_t2_fences_allow_trailing_blanks() -> None:
+    skill = parse_skill(b"--- \t\n" + MINIMAL.encode() + b"---\t \nBody")
+    assert skill.body == "Body"
+
+
+def test_t2_closing_fence_at_end_of_file_gives_empty_body() -> None:
+    assert parse_skill(b"---\n" + MINIMAL.encode() + b"---").body == ""
+
+
+def test_t2_dashes_inside_a_value_do_not_end_the_frontmatter() -> None:
+    skill = parse_skill(doc("name: demo\ndescription: 'a --- b'\nnote: |\n  x\n  ----\n"))
+    assert skill.description == "a --- b"
+    assert skill.extra["note"] == "x\n----\n"
+
+
+def test_t2_body_is_everything_after_the_first_closing_fence() -> None:
+    skill = parse_skill(doc(MINIMAL, "---\nname: evil\n---\nmore\n"))
+    assert skill.name == "demo"
+    assert skill.body == "---\nname: evil\n---\nmore\n"
+
+
+# -- T3-T6: YAML as data -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "code"),
+    [
+        ("name: &a demo\ndescription: x\n", "yaml_anchor"),
+        ("name: demo\ndescription: &a [x]\n", "yaml_anchor"),
+        ("name: demo\ndescription: x\nm: &a {k: v}\n", "yaml_anchor"),
+        ("name: demo\ndescription: x\na: *b\n", "yaml_alias"),  # undefined, still refused
+        ("name: demo\ndescription: x\nother: [*x]\n", "yaml_alias"),
+        ("name: demo\ndescription: x\n*x : y\n", "yaml_alias"),
+        ("name: !!str demo\ndescription: x\n", "yaml_tag"),
+        ("name: demo\ndescription: !!binary aGVsbG8=\n", "yaml_tag"),
+        ("name: demo\ndescription: x\nx: !!python/object:os.system {}\n", "yaml_tag"),
+        ("name: demo\ndescription: x\nx: !foo bar\n", "yaml_tag"),
+        ("name: demo\ndescription: x\nx: ! bar\n", "yaml_tag"),
+        ("name: demo\ndescription: x\nx: !<tag:yaml.org,2002:str> bar\n", "yaml_tag"),
+        ("!!map\nname: demo\ndescription: x\n", "yaml_tag"),
+        ("name: demo\ndescription: x\nx: !!seq [a]\n", "yaml_tag"),
+        ("name: demo\ndescription: x\n...\n%YAML 1.1\n", "yaml_syntax"),
+        ("name: demo\ndescription: x\n...\n--- x\n", "yaml_multiple_documents"),
+        ("name: demo\ndescription: x\n--- x\n", "yaml_multiple_documents"),
+        ("name: demo\ndescription: x\n<<: {a: b}\n", "yaml_merge_key"),
+        ("name: demo\ndescription: x\nm:\n  <<: {a: b}\n", "yaml_merge_key"),
+        ("name: demo\ndescription: x\n'<<': y\n", "yaml_merge_key"),
+        ("name: demo\ndescription: x\n? [a, b]\n: c\n", "yaml_complex_key"),
+        ("name: demo\ndescription: x\n? {a: b}\n: c\n", "yaml_complex_key"),
+        ("name: demo\ndescription: x\nm: {[a]: b}\n", "yaml_complex_key"),
+        ("name: demo\nname: other\ndescription: x\n", "duplicate_key"),
+        ("name: demo\n'name': demo\ndescription: x\n", "duplicate_key"),
+        ('name: demo\n"name": demo\ndescription: x\n', "duplicate_key"),
+        ('name: demo\n"n\\x61me": demo\ndescription: x\n', "duplicate_key"),
+        ("name: demo\ndescription: x\nm: {a: 1, a: 2}\n", "duplicate_key"),
+        ("name: demo\ndescription: x\nm:\n  - {k: 1}\n  - {k: 1, k: 2}\n", "duplicate_key"),
+        ("name: demo\ndescription: x\nm: {a: {b: 1, 'b': 2}}\n", "duplicate_key"),
+        ("- name\n- demo\n", "not_a_mapping"),
+        ("just a string\n", "not_a_mapping"),
+        ("", "not_a_mapping"),
+        ("# only a comment\n", "not_a_mapping"),
+        ("name: demo\ndescription: [unclosed\n", "yaml_syntax"),
+        ("name: demo\n  description: bad indent\n", "yaml_syntax"),
+        ("name: 'unterminated\n", "yaml_syntax"),
+        ('name: "bad \\q escape"\n', "yaml_syntax"),
+        ("name: demo\ndescription: x\n\tkey: tab-indented\n", "yaml_syntax"),
+    ],
+)
+def test_yaml_rules(frontmatter: str, code: str) -> None:
+    assert code_of(doc(frontmatter)) == code
+
+
+def test_t6_duplicate_key_error_names_key_and_line() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc("name: demo\ndescription: x\nallowed-tools: Read\n'allowed-tools': Bash\n"))
+    assert info.value.key == "allowed-tools"
+    assert info.value.line == 5
+    assert "Bash" not in str(info.value)
+
+
+def test_t3_billion_laughs_is_refused_at_the_first_anchor() -> None:
+    levels = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 10):
+        prev = chr(ord("a") + i - 1)
+        cur = chr(ord("a") + i)
+        levels.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + "\n".join(levels) + "\n"))
+    assert info.value.code == "yaml_anchor"
+    assert info.value.line == 4
+
+
+@pytest.mark.parametrize("opener", ["[", "{", "- "])
+def test_t4_deep_nesting_does_not_crash_the_interpreter(opener: str) -> None:
+    # About 30,000 nested "[" kill ruamel's C loader with SIGSEGV; reaching this
+    # assertion at all is the test.
+    raw = doc(MINIMAL + "x:\n  " + opener * 30_000 + "\n")
+    limits = Limits(max_frontmatter_bytes=200_000, max_skill_bytes=300_000)
+    # "{{" is refused one event earlier: a mapping cannot be a key.
+    assert code_of(raw, limits=limits) in ("too_deep", "yaml_complex_key")
+
+
+def test_t4_deep_nesting_is_refused_as_too_deep_before_the_rest_is_parsed() -> None:
+    raw = doc(MINIMAL + "x: " + "[" * 1000 + "]" * 1000 + "\n")
+    assert code_of(raw) == "too_deep"
+
+
+def test_a_bare_directive_as_frontmatter_is_refused() -> None:
+    # "%YAML 1.1" then "---" closes the frontmatter: the YAML is a directive alone.
+    assert code_of(b"---\n%YAML 1.1\n---\nname: x\n") == "yaml_syntax"
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.2", "1.10", "2.0"])
+def test_t5_yaml_version_directive_is_refused_on_both_backends(version: str) -> None:
+    text = f"%YAML {version}\n--- {{name: demo, description: x}}\n"
+    for backend in ("c", "pure"):
+        with pytest.raises(MalformedSkillError) as info:
+            skillguard._parse.parse_skill_with(
+                doc(text), expected_name=None, limits=None, profile="strict", backend=backend
+            )
+        assert info.value.code in ("yaml_directive", "yaml_syntax")
+
+
+def test_t5_tag_directive_is_refused() -> None:
+    text = "%TAG !e! tag:example.com,2000:\n--- {name: demo, description: x}\n"
+    assert code_of(doc(text)) == "yaml_directive"
+
+
+# -- limits at N and N+1 -------------------------------------------------------------
+
+
+def padded(size: int) -> bytes:
+    """A valid document of exactly *size* bytes (body padded)."""
+    base = doc(MINIMAL, "")
+    assert size >= len(base)
+    return base + b"x" * (size - len(base))
+
+
+def test_t1_max_skill_bytes_at_limit_and_over() -> None:
+    limits = Limits(max_skill_bytes=1000)
+    assert parse_skill(padded(1000), limits=limits).size == 1000
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(padded(1001), limits=limits)
+    assert info.value.code == "too_large"
+
+
+def test_t1_oversize_input_is_refused_before_decoding() -> None:
+    # Invalid UTF-8 that is also too large reports the size: nothing was decoded.
+    assert code_of(b"\xff" * 2000, limits=Limits(max_skill_bytes=1999)) == "too_large"
+
+
+def test_t1_default_max_skill_bytes_is_256_kib() -> None:
+    assert Limits().max_skill_bytes == 256 * 1024
+    assert parse_skill(padded(256 * 1024)).size == 256 * 1024
+    assert code_of(padded(256 * 1024 + 1)) == "too_large"
+
+
+def frontmatter_of(size: int) -> bytes:
+    """A document whose frontmatter (between the fences) is exactly *size* bytes."""
+    head = MINIMAL + "pad: "
+    fill = size - len(head) - 1
+    return doc(head + "y" * fill + "\n")
+
+
+def test_t1_max_frontmatter_bytes_at_limit_and_over() -> None:
+    limits = Limits(max_frontmatter_bytes=500)
+    parse_skill(frontmatter_of(500), limits=limits)
+    assert code_of(frontmatter_of(501), limits=limits) == "frontmatter_too_large"
+
+
+def test_t1_frontmatter_limit_counts_bytes_not_characters() -> None:
+    limits = Limits(max_frontmatter_bytes=100)
+    # 40 three-byte characters: 40 code points, but 120 bytes.
+    raw = doc("name: demo\ndescription: " + "\u20ac" * 40 + "\n")
+    assert code_of(raw, limits=limits) == "frontmatter_too_large"
+
+
+def test_t4_max_depth_at_limit_and_over() -> None:
+    limits = Limits(max_depth=4)
+    # The top mapping is depth 1; "m: {a: {b: [x]}}" reaches depth 4.
+    parse_skill(doc(MINIMAL + "m: {a: {b: [x]}}\n"), limits=limits)
+    assert code_of(doc(MINIMAL + "m: {a: {b: [[x]]}}\n"), limits=limits) == "too_deep"
+
+
+def test_t4_max_nodes_at_limit_and_over() -> None:
+    limits = Limits(max_nodes=10)
+    # top map (1) + 2 keys + 2 values (5) + key "l" (6) + list (7) + 3 items = 10
+    parse_skill(doc(MINIMAL + "l: [a, b, c]\n"), limits=limits)
+    assert code_of(doc(MINIMAL + "l: [a, b, c, d]\n"), limits=limits) == "too_many_nodes"
+
+
+def test_t4_max_scalar_bytes_at_limit_and_over() -> None:
+    limits = Limits(max_scalar_bytes=64)
+    parse_skill(doc(MINIMAL + "x: " + "z" * 64 + "\n"), limits=limits)
+    assert code_of(doc(MINIMAL + "x: " + "z" * 65 + "\n"), limits=limits) == "scalar_too_long"
+
+
+def test_t4_scalar_limit_counts_utf8_bytes() -> None:
+    limits = Limits(max_scalar_bytes=64)
+    parse_skill(doc(MINIMAL + "x: " + "\u20ac" * 21 + "\n"), limits=limits)  # 63 bytes
+    assert code_of(doc(MINIMAL + "x: " + "\u20ac" * 22 + "\n"), limits=limits) == (
+        "scalar_too_long"
+    )
+
+
+def test_t4_scalar_limit_applies_to_keys() -> None:
+    limits = Limits(max_scalar_bytes=8)
+    assert code_of(doc("name: demo\ndescription: x\n" + "k" * 9 + ": v\n"), limits=limits) == (
+        "scalar_too_long"
+    )
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["max_skill_bytes", "max_frontmatter_bytes", "max_depth", "max_nodes", "max_scalar_bytes"],
+)
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True])
+def test_limits_refuse_non_positive_or_non_int(field: str, bad: object) -> None:
+    with pytest.raises(SkillUsageError) as info:
+        Limits(**{field: bad})  # type: ignore[arg-type]
+    assert info.value.code == "bad_limit"
+    assert info.value.key == field
+
+
+# -- T8, T9: fields ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "code", "key"),
+    [
+        ("description: x\n", "missing_field", "name"),
+        ("name: demo\n", "missing_field", "description"),
+        ("name: [demo]\ndescription: x\n", "wrong_type", "name"),
+        ("name: demo\ndescription: {a: b}\n", "wrong_type", "description"),
+        ("name: demo\ndescription: ''\n", "empty_field", "description"),
+        ("name: demo\ndescription: '   '\n", "empty_field", "description"),
+        ("name: demo\ndescription:\n", "empty_field", "description"),
+        ("name: demo\ndescription: x\ncompatibility: ''\n", "empty_field", "compatibility"),
+        ("name: demo\ndescription: x\ncompatibility: [a]\n", "wrong_type", "compatibility"),
+        ("name: demo\ndescription: x\nlicense: [MIT]\n", "wrong_type", "license"),
+        ("name: demo\ndescription: x\nversion: {major: 1}\n", "wrong_type", "version"),
+        ("name: demo\ndescription: x\nmetadata: a\n", "wrong_type", "metadata"),
+        ("name: demo\ndescription: x\nmetadata: [a]\n", "wrong_type", "metadata"),
+        ("name: demo\ndescription: x\nmetadata: {a: [b]}\n", "wrong_type", "metadata"),
+        ("name: demo\ndescription: x\nmetadata: {a: {b: c}}\n", "wrong_type", "metadata"),
+        ("name: demo\ndescription: x\nallowed-tools: {a: b}\n", "wrong_type", "allowed-tools"),
+        ("name: demo\ndescription: x\nallowed-tools: [a, [b]]\n", "wrong_type", "allowed-tools"),
+        ("name: demo\ndescription: x\nallowed-tools: [a, '']\n", "empty_field", "allowed-tools"),
+        ("name: demo\ndescription: x\nsteps: one\n", "wrong_type", "steps"),
+        ("name: demo\ndescription: x\nsteps: [one, [two]]\n", "wrong_type", "steps"),
+        ("name: demo\ndescription: x\nsteps: [one, ' ']\n", "empty_field", "steps"),
+        ("name: ''\ndescription: x\n", "invalid_name", "name"),
+        ("name: Demo\ndescription: x\n", "invalid_name", "name"),
+        ("name: -demo\ndescription: x\n", "invalid_name", "name"),
+        ("name: demo-\ndescription: x\n", "invalid_name", "name"),
+        ("name: de--mo\ndescription: x\n", "invalid_name", "name"),
+        ("name: de_mo\ndescription: x\n", "invalid_name", "name"),
+        ("name: de mo\ndescription: x\n", "invalid_name", "name"),
+        ("name: ../etc\ndescription: x\n", "invalid_name", "name"),
+        ("name: local/demo\ndescription: x\n", "invalid_name", "name"),
+        ("name: d\u0435mo\ndescription: x\n", "invalid_name", "name"),  # Cyrillic e
+        ("name: \uff44emo\ndescription: x\n", "invalid_name", "name"),  # full-width d
+        ("name: demo\u200b\ndescription: x\n", "forbidden_character", "name"),
+    ],
+)
+def test_field_rules(frontmatter: str, code: str, key: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(frontmatter))
+    assert (info.value.code, info.value.key) == (code, key)
+
+
+def test_field_errors_carry_the_line_of_their_key() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc("name: demo\n\n\ndescription: x\nsteps: 3\n"))
+    assert info.value.line == 6
+
+
+def test_t9_name_length_at_limit_and_over() -> None:
+    parse_skill(doc(f"name: {'a' * 64}\ndescription: x\n"))
+    assert code_of(doc(f"name: {'a' * 65}\ndescription: x\n")) == "invalid_name"
+
+
+def test_description_length_at_limit_and_over() -> None:
+    parse_skill(doc(f"name: demo\ndescription: {'d' * 1024}\n"))
+    assert code_of(doc(f"name: demo\ndescription: {'d' * 1025}\n")) == "field_too_long"
+
+
+def test_compatibility_length_at_limit_and_over() -> None:
+    parse_skill(doc(MINIMAL + f"compatibility: {'c' * 500}\n"))
+    assert code_of(doc(MINIMAL + f"compatibility: {'c' * 501}\n")) == "field_too_long"
+
+
+@pytest.mark.parametrize("char", sorted(FORBIDDEN_CHARS))
+@pytest.mark.parametrize("field", ["description", "compatibility"])
+def test_t8_invisible_and_bidi_characters_are_refused(char: str, field: str) -> None:
+    text = f"name: demo\ndescription: ok\n{field}: safe{char}text\n".replace(
+        "description: ok\ndescription", "description"
+    )
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(text))
+    if char == "\ufeff":
+        # A raw BOM anywhere in the frontmatter is refused before YAML parsing.
+        assert info.value.code == "control_character"
+    else:
+        assert (info.value.code, info.value.key) == ("forbidden_character", field)
+    assert f"U+{ord(char):04X}" in info.value.reason
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\ufeff"])
+def test_t8_forbidden_characters_spelled_as_escapes_are_refused(char: str) -> None:
+    raw = doc(f'name: demo\ndescription: "safe\\u{ord(char):04x}text"\n')
+    assert code_of(raw) == "forbidden_character"
+
+
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_t8_forbidden_characters_are_refused_in_compat_too(profile: str) -> None:
+    assert code_of(doc("name: demo\ndescription: a\u202eb\n"), profile=profile) == (
+        "forbidden_character"
+    )
+
+
+def test_t9_name_must_equal_the_folder_name() -> None:
+    assert parse_skill(doc(MINIMAL), expected_name="demo").name == "demo"
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL), expected_name="pdf-tools")
+    assert (info.value.code, info.value.key) == ("name_mismatch", "name")
+
+
+# -- profiles ------------------------------------------------------------------------
+
+
+def test_compat_identifies_a_mismatched_skill_by_its_folder() -> None:
+    skill = parse_skill(doc(MINIMAL), expected_name="folder-name", profile="compat")
+    assert skill.name == "folder-name"
+    assert [w.code for w in skill.warnings] == ["name_mismatch"]
+
+
+def test_compat_accepts_a_non_slug_name_with_a_valid_folder() -> None:
+    skill = parse_skill(doc("name: My Skill\ndescription: x\n"), expected_name="my-skill", profile="compat")
+    assert skill.name == "my-skill"
+    assert [w.code for w in skill.warnings] == ["invalid_name"]
+
+
+@pytest.mark.parametrize("folder", [None, "Bad Folder", "x" * 65, "caf\u00e9"])
+def test_compat_refuses_a_bad_name_without_a_valid_folder(folder: str | None) -> None:
+    raw = doc("name: My Skill\ndescription: x\n")
+    assert code_of(raw, expected_name=folder, profile="compat") == "invalid_name"
+
+
+def test_compat_keeps_non_string_metadata_as_inert_data() -> None:
+    skill = parse_skill(doc(MINIMAL + "metadata: {tags: [a, b], n: {m: o}}\n"), profile="compat")
+    assert skill.metadata["tags"] == ("a", "b")
+    assert skill.metadata["n"] == {"m": "o"}
+    assert [w.code for w in skill.warnings] == ["metadata_not_string"] * 2
+
+
+def test_compat_accepts_a_long_description_with_a_warning() -> None:
+    skill = parse_skill(doc(f"name: demo\ndescription: {'d' * 1500}\n"), profile="compat")
+    assert len(skill.description) == 1500
+    assert [w.code for w in skill.warnings] == ["field_too_long"]
+
+
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "name: demo\nname: demo\ndescription: x\n",
+        "name: demo\ndescription: x\na: &x y\n",
+        "name: demo\ndescription: x\na: !!str y\n",
+        "name: demo\ndescription: x\n<<: {a: b}\n",
+        f"name: demo\ndescription: x\ncompatibility: {'c' * 501}\n",
+        "name: demo\ndescription: x\x01\n",
+    ],
+)
+def test_compat_relaxes_nothing_security_relevant(frontmatter: str) -> None:
+    strict = code_of(doc(frontmatter), profile="strict")
+    assert code_of(doc(frontmatter), profile="compat") == strict
+
+
+# -- caller misuse -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "code"),
+    [
+        (("text",), {}, "bad_argument"),
+        ((bytearray(b"---\n"),), {}, "bad_argument"),
+        ((b"",), {"expected_name": 3}, "bad_argument"),
+        ((b"",), {"limits": {"max_depth": 3}}, "bad_argument"),
+        ((b"",), {"profile": "lenient"}, "bad_profile"),
+    ],
+)
+def test_caller_misuse_is_a_usage_error(args: tuple[object, ...], kwargs: dict[str, object], code: str) -> None:
+    with pytest.raises(SkillUsageError) as info:
+        parse_skill(*args, **kwargs)  # type: ignore[arg-type]
+    assert info.value.code == code
+    assert not isinstance(info.value, skillguard.SkillInputError)
+
+
+# -- properties ----------------------------------------------------------------------
+
+
+@settings(max_examples=300)
+@given(skill_documents())
+def test_round_trip_generated_skill(document: dict[str, object]) -> None:
+    fields = document["fields"]
+    body = document["body"]
+    assert isinstance(fields, dict)
+    assert isinstance(body, str)
+    raw = render(fields, body)
+    skill = parse_skill(raw, expected_name=fields["name"])
+    assert skill.name == fields["name"]
+    assert skill.description == fields["description"]
+    assert skill.license == fields.get("license")
+    assert skill.compatibility == fields.get("compatibility")
+    assert skill.version == fields.get("version")
+    assert skill.metadata == fields.get("metadata", {})
+    tools = fields.get("allowed-tools", [])
+    assert skill.allowed_tools == tuple(tools.split() if isinstance(tools, str) else tools)
+    assert [(s.index, s.text) for s in skill.steps] == list(
+        enumerate(fields.get("steps", []), start=1)
+    )
+    assert skill.body == body
+    assert skill.extra == {}
+    assert skill.warnings == ()
+    assert skill.sha256 == hashlib.sha256(raw).hexdigest()
+
+
+@settings(max_examples=500)
+@given(st.one_of(st.binary(max_size=2000), mutated_documents()))
+@example(b"---\n" + b"[" * 40_000 + b"\n---\n")
+@example(b"---\n%YAML 1.10\n---\n")
+@example(b"---\nname: demo\ndescription: x\n--- x\n---\n")
+def test_t14_parse_skill_returns_a_skill_or_raises_malformed(raw: bytes) -> None:
+    for profile in ("strict", "compat"):
+        try:
+            skill = parse_skill(raw, profile=profile)  # type: ignore[arg-type]
+        except MalformedSkillError as exc:
+            assert exc.code
+            assert exc.kind == "malformed"
+        else:
+            assert isinstance(skill, skillguard.Skill)

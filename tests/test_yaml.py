@@ -1,0 +1,170 @@
+"""Restricted YAML composition, and the C and pure parsers agreeing on every input."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from skillguard import FrozenMap, Limits, MalformedSkillError, Skill, SkillUsageError
+from skillguard._limits import DEFAULT_LIMITS
+from skillguard._parse import parse_skill_with
+from skillguard._yaml import compose_mapping, default_backend, has_c_parser
+
+from .strategies import mutated_documents
+
+needs_c = pytest.mark.skipif(not has_c_parser(), reason="ruamel.yaml.clib is not installed")
+BACKENDS = ["c", "pure"] if has_c_parser() else ["pure"]
+
+# Characters that make YAML's grammar work hard, for generated near-YAML text.
+YAML_ALPHABET = " \n\t-:?[]{},#&*!|>'\"%@`\\abnxuLP01.~\u00e9\u20ac"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compose_builds_plain_immutable_data(backend: str) -> None:
+    text = "a: b\nm: {k: v, n: [1, {x: y}]}\nl:\n  - p\n  - [q]\n"
+    value, lines = compose_mapping(text, DEFAULT_LIMITS, first_line=2, backend=backend)  # type: ignore[arg-type]
+    assert value == {
+        "a": "b",
+        "m": {"k": "v", "n": ("1", {"x": "y"})},
+        "l": ("p", ("q",)),
+    }
+    assert isinstance(value["m"], FrozenMap)
+    assert isinstance(value["l"], tuple)
+    assert lines == {"a": 2, "m": 3, "l": 4}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keys_compare_as_the_strings_they_denote(backend: str) -> None:
+    for text in ("a: 1\n'a': 2\n", 'a: 1\n"a": 2\n', "? a\n: 1\na: 2\n", '"\\x61": 1\na: 2\n'):
+        with pytest.raises(MalformedSkillError) as info:
+            compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+        assert info.value.code == "duplicate_key"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pure_parser_assertion_on_yaml_1_10_becomes_malformed(backend: str) -> None:
+    # ruamel's pure parser raises AssertionError here; it must not escape.
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping("%YAML 1.10\n---\na: b\n", DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert info.value.code == "yaml_syntax"
+    assert isinstance(info.value.__cause__, Exception)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_t4_thirty_thousand_brackets_on_each_backend(backend: str) -> None:
+    limits = Limits(max_frontmatter_bytes=100_000)
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping("x: " + "[" * 30_000, limits, backend=backend)  # type: ignore[arg-type]
+    assert info.value.code == "too_deep"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_syntax_error_messages_do_not_quote_the_input(backend: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping('a: "secret-token \\q"\n', DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert "secret-token" not in str(info.value)
+    assert info.value.line == 1
+
+
+def test_default_backend_is_c_when_installed() -> None:
+    assert default_backend() == ("c" if has_c_parser() else "pure")
+
+
+def test_unknown_backend_is_not_accepted() -> None:
+    with pytest.raises(SkillUsageError):
+        compose_mapping("a: b\n", DEFAULT_LIMITS, backend="rust")  # type: ignore[arg-type]
+
+
+def _outcome(raw: bytes, backend: str, profile: str) -> Skill | str:
+    try:
+        return parse_skill_with(
+            raw, expected_name=None, limits=None, profile=profile, backend=backend  # type: ignore[arg-type]
+        )
+    except MalformedSkillError as exc:
+        return exc.code
+
+
+def assert_backends_agree(raw: bytes) -> None:
+    for profile in ("strict", "compat"):
+        c_result = _outcome(raw, "c", profile)
+        pure_result = _outcome(raw, "pure", profile)
+        if isinstance(c_result, Skill) or isinstance(pure_result, Skill):
+            assert c_result == pure_result
+        else:
+            # Both refuse. A syntax error may be found by one parser where the other
+            # first reports a rule it checks event by event; both are refusals.
+            assert "yaml_syntax" in (c_result, pure_result) or c_result == pure_result
+
+
+near_yaml = st.text(YAML_ALPHABET, max_size=120).map(
+    lambda t: ("---\nname: demo\ndescription: x\n" + t + "\n---\n").encode()
+)
+
+
+@needs_c
+@settings(max_examples=400)
+@given(st.one_of(near_yaml, mutated_documents(), st.binary(max_size=300)))
+@example(b"---\nname: demo\ndescription: '\xc2\x85'\n---\n")
+@example(b"---\nname: demo\ndescription: \"\\/\"\n---\n")
+@example(b"---\nname: demo\ndescription: x\n\xef\xbb\xbfkey: v\n---\n")
+@example(b"---\nname: demo\ndescription: \"a\\\n  b\"\n---\n")
+@example(b"---\nname: demo\ndescription: x\nk: \"\\U0001F600\"\n---\n")
+def test_c_and_pure_parsers_agree(raw: bytes) -> None:
+    assert_backends_agree(raw)
+
+
+def test_c_backend_requested_without_the_extension_is_a_usage_error() -> None:
+    if has_c_parser():
+        pytest.skip("the C extension is installed here")
+    with pytest.raises(SkillUsageError):
+        compose_mapping("a: b\n", DEFAULT_LIMITS, backend="c")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("k: 'a\tb'\n", {"k": "a\tb"}),
+        ('k: "a\tb"\n', {"k": "a\tb"}),
+        ('k: ["a\tb", "\t"]\n', {"k": ("a\tb", "\t")}),
+        ('"": v\n', {"": "v"}),
+    ],
+)
+def test_tabs_inside_quoted_scalars_are_accepted(backend: str, text: str, expected: object) -> None:
+    value, _ = compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert value == expected
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "text",
+    ["k:\tv\n", "k: a\tb\n", "k: v\t\n", "k: [a,\tb]\n", "k: {a:\tb}\n", "k: v\t# c\n", "k:\t'v'\n"],
+)
+def test_tabs_outside_quoted_scalars_are_refused(backend: str, text: str) -> None:
+    # The C and pure parsers disagree on tabs here; skillguard accepts neither form.
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping(text, DEFAULT_LIMITS, first_line=5, backend=backend)  # type: ignore[arg-type]
+    assert info.value.code in ("tab_character", "yaml_syntax")
+    assert info.value.line == 5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("text", [": v\n", "k: {: v}\n", ":\n"])
+def test_empty_plain_keys_are_refused(backend: str, text: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert info.value.code in ("yaml_null_key", "yaml_syntax")
+
+
+def test_null_key_code_on_the_pure_parser() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping(": v\n", DEFAULT_LIMITS, backend="pure")
+    assert info.value.code == "yaml_null_key"
+
+
+@needs_c
+def test_tab_code_on_the_c_parser() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping("a: 'x'\nk: a\tb\n", DEFAULT_LIMITS, first_line=2, backend="c")
+    assert (info.value.code, info.value.line) == ("tab_character", 3)
