@@ -46,9 +46,7 @@ def skill_documents(draw: st.DrawFn) -> dict[str, Any]:
         fields["allowed-tools"] = tools if draw(st.booleans()) else " ".join(tools)
     if draw(st.booleans()):
         fields["steps"] = draw(st.lists(non_blank_text, max_size=5))
-    body = draw(
-        st.text(st.characters(exclude_characters="\x00\r", exclude_categories=("Cs",)), max_size=200)
-    )
+    body = draw(st.text(st.characters(codec="utf-8", exclude_characters="\x00\r"), max_size=200))
     return {"fields": fields, "body": body}
 
 

@@ -148,7 +148,10 @@ def test_t7_invalid_utf8_is_refused_with_its_line() -> None:
     assert info.value.line == 6  # fence, name, description, fence, "ok", then the bad byte
 
 
-@pytest.mark.parametrize("char", ["\x00", "\x01", "\x08", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\x9f", "\u2028", "\u2029"])
+@pytest.mark.parametrize(
+    "char",
+    ["\x00", "\x01", "\x08", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\x9f", "\u2028", "\u2029"],
+)
 def test_t7_control_characters_in_frontmatter_are_refused(char: str) -> None:
     with pytest.raises(MalformedSkillError) as info:
         parse_skill(doc(f"name: demo\ndescription: a{char}b\n"))
@@ -533,7 +536,9 @@ def test_compat_identifies_a_mismatched_skill_by_its_folder() -> None:
 
 
 def test_compat_accepts_a_non_slug_name_with_a_valid_folder() -> None:
-    skill = parse_skill(doc("name: My Skill\ndescription: x\n"), expected_name="my-skill", profile="compat")
+    skill = parse_skill(
+        doc("name: My Skill\ndescription: x\n"), expected_name="my-skill", profile="compat"
+    )
     assert skill.name == "my-skill"
     assert [w.code for w in skill.warnings] == ["invalid_name"]
 
@@ -586,7 +591,9 @@ def test_compat_relaxes_nothing_security_relevant(frontmatter: str) -> None:
         ((b"",), {"profile": "lenient"}, "bad_profile"),
     ],
 )
-def test_caller_misuse_is_a_usage_error(args: tuple[object, ...], kwargs: dict[str, object], code: str) -> None:
+def test_caller_misuse_is_a_usage_error(
+    args: tuple[object, ...], kwargs: dict[str, object], code: str
+) -> None:
     with pytest.raises(SkillUsageError) as info:
         parse_skill(*args, **kwargs)  # type: ignore[arg-type]
     assert info.value.code == code
@@ -628,11 +635,21 @@ def test_round_trip_generated_skill(document: dict[str, object]) -> None:
 @example(b"---\n%YAML 1.10\n---\n")
 @example(b"---\nname: demo\ndescription: x\n--- x\n---\n")
 def test_t14_parse_skill_returns_a_skill_or_raises_malformed(raw: bytes) -> None:
-    for profile in ("strict", "compat"):
+    profiles: tuple[skillguard.Profile, ...] = ("strict", "compat")
+    for profile in profiles:
+        result: skillguard.Skill | MalformedSkillError
         try:
-            skill = parse_skill(raw, profile=profile)  # type: ignore[arg-type]
+            result = parse_skill(raw, profile=profile)
         except MalformedSkillError as exc:
-            assert exc.code
-            assert exc.kind == "malformed"
-        else:
-            assert isinstance(skill, skillguard.Skill)
+            result = exc
+        assert isinstance(result, (skillguard.Skill, MalformedSkillError))
+        if isinstance(result, MalformedSkillError):
+            assert result.code
+            assert result.kind == "malformed"
+
+
+def test_t4_max_nodes_counts_collections_too() -> None:
+    limits = Limits(max_nodes=7)
+    # top map (1) + 4 scalars (5) + key "l" (6) + list (7): the list itself is the 7th.
+    parse_skill(doc(MINIMAL + "l: []\n"), limits=limits)
+    assert code_of(doc(MINIMAL + "l: [[]]\n"), limits=limits) == "too_many_nodes"

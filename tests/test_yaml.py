@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from skillguard import FrozenMap, Limits, MalformedSkillError, Skill, SkillUsageError
+from skillguard import FrozenMap, Limits, MalformedSkillError, Profile, Skill, SkillUsageError
 from skillguard._limits import DEFAULT_LIMITS
 from skillguard._parse import parse_skill_with
 from skillguard._yaml import compose_mapping, default_backend, has_c_parser
@@ -15,6 +15,7 @@ from .strategies import mutated_documents
 
 needs_c = pytest.mark.skipif(not has_c_parser(), reason="ruamel.yaml.clib is not installed")
 BACKENDS = ["c", "pure"] if has_c_parser() else ["pure"]
+PROFILES: tuple[Profile, ...] = ("strict", "compat")
 
 # Characters that make YAML's grammar work hard, for generated near-YAML text.
 YAML_ALPHABET = " \n\t-:?[]{},#&*!|>'\"%@`\\abnxuLP01.~\u00e9\u20ac"
@@ -76,17 +77,21 @@ def test_unknown_backend_is_not_accepted() -> None:
         compose_mapping("a: b\n", DEFAULT_LIMITS, backend="rust")  # type: ignore[arg-type]
 
 
-def _outcome(raw: bytes, backend: str, profile: str) -> Skill | str:
+def _outcome(raw: bytes, backend: str, profile: Profile) -> Skill | str:
     try:
         return parse_skill_with(
-            raw, expected_name=None, limits=None, profile=profile, backend=backend  # type: ignore[arg-type]
+            raw,
+            expected_name=None,
+            limits=None,
+            profile=profile,
+            backend=backend,  # type: ignore[arg-type]
         )
     except MalformedSkillError as exc:
         return exc.code
 
 
 def assert_backends_agree(raw: bytes) -> None:
-    for profile in ("strict", "compat"):
+    for profile in PROFILES:
         c_result = _outcome(raw, "c", profile)
         pure_result = _outcome(raw, "pure", profile)
         if isinstance(c_result, Skill) or isinstance(pure_result, Skill):
@@ -106,10 +111,10 @@ near_yaml = st.text(YAML_ALPHABET, max_size=120).map(
 @settings(max_examples=400)
 @given(st.one_of(near_yaml, mutated_documents(), st.binary(max_size=300)))
 @example(b"---\nname: demo\ndescription: '\xc2\x85'\n---\n")
-@example(b"---\nname: demo\ndescription: \"\\/\"\n---\n")
+@example(b'---\nname: demo\ndescription: "\\/"\n---\n')
 @example(b"---\nname: demo\ndescription: x\n\xef\xbb\xbfkey: v\n---\n")
-@example(b"---\nname: demo\ndescription: \"a\\\n  b\"\n---\n")
-@example(b"---\nname: demo\ndescription: x\nk: \"\\U0001F600\"\n---\n")
+@example(b'---\nname: demo\ndescription: "a\\\n  b"\n---\n')
+@example(b'---\nname: demo\ndescription: x\nk: "\\U0001F600"\n---\n')
 def test_c_and_pure_parsers_agree(raw: bytes) -> None:
     assert_backends_agree(raw)
 
@@ -139,7 +144,15 @@ def test_tabs_inside_quoted_scalars_are_accepted(backend: str, text: str, expect
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     "text",
-    ["k:\tv\n", "k: a\tb\n", "k: v\t\n", "k: [a,\tb]\n", "k: {a:\tb}\n", "k: v\t# c\n", "k:\t'v'\n"],
+    [
+        "k:\tv\n",
+        "k: a\tb\n",
+        "k: v\t\n",
+        "k: [a,\tb]\n",
+        "k: {a:\tb}\n",
+        "k: v\t# c\n",
+        "k:\t'v'\n",
+    ],
 )
 def test_tabs_outside_quoted_scalars_are_refused(backend: str, text: str) -> None:
     # The C and pure parsers disagree on tabs here; skillguard accepts neither form.

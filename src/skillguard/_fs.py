@@ -37,8 +37,8 @@ SKILL_FILE = "SKILL.md"
 # Folders that hold tooling, never skills, and can be huge; skipping them is documented.
 EXCLUDED_DIRS = frozenset({".git", "node_modules"})
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_NOFOLLOW_DIR_FLAGS = _DIR_FLAGS | os.O_NOFOLLOW
+_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
+_NOFOLLOW_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _READ_CHUNK = 64 * 1024
 
@@ -74,6 +74,13 @@ class Scan:
 
 
 def _os_error(exc: OSError, what: str, name: str | None) -> SkillError:
+    """Map an OS error to a typed one, keeping the OS error as ``__cause__``."""
+    error = _classify(exc, what, name)
+    error.__cause__ = exc
+    return error
+
+
+def _classify(exc: OSError, what: str, name: str | None) -> SkillError:
     if exc.errno == errno.ELOOP:
         return SkillContainmentError("symlink", f"{what} is a symlink", name=name)
     if exc.errno in (errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
@@ -170,20 +177,13 @@ def scan_for_skills(path: str, *, max_depth: int, cap: int) -> Scan:
     anything on disk.
     """
     try:
-        info = os.stat(path)
-    except OSError as exc:
-        if _is_symlink(path):  # a dangling link: reported as the symlink it is
-            return Scan((_read_given_file(path, cap),), ())
-        return Scan((Found(path, None, error=_os_error(exc, "the path", None)),), ())
-    if not stat.S_ISDIR(info.st_mode):
-        # A file (or FIFO, device, link to one): read through its parent's descriptor,
-        # which refuses anything but a regular file that is not a symlink.
+        # O_DIRECTORY makes open() fail with ENOTDIR before a FIFO or device is
+        # opened, and O_NONBLOCK guards the rest; nothing here can block.
+        root_fd = os.open(path, _ROOT_FLAGS)  # noqa: TID251 - the operator's own path
+    except OSError:
+        # Not a directory we can open: a file, or a link, FIFO, device, or nothing.
+        # Reading it through its parent's descriptor reports exactly which.
         return Scan((_read_given_file(path, cap),), ())
-
-    try:
-        root_fd = os.open(path, _DIR_FLAGS)  # noqa: TID251 - the operator's own path
-    except OSError as exc:
-        return Scan((Found(path, None, error=_os_error(exc, "the path", None)),), ())
     found: list[Found] = []
     skipped: list[Skipped] = []
     try:
@@ -191,21 +191,9 @@ def scan_for_skills(path: str, *, max_depth: int, cap: int) -> Scan:
     finally:
         os.close(root_fd)
     if not found:
-        found.append(
-            Found(
-                path,
-                None,
-                error=SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found"),
-            )
-        )
+        error = SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found")
+        found.append(Found(path, None, error=error))
     return Scan(tuple(found), tuple(skipped))
-
-
-def _is_symlink(path: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _folder_name(path: str) -> str:
@@ -216,13 +204,19 @@ def _read_given_file(path: str, cap: int) -> Found:
     parent, filename = os.path.split(os.path.abspath(path))
     folder = os.path.basename(parent) or None
     try:
-        parent_fd = os.open(parent, _DIR_FLAGS)  # noqa: TID251 - the operator's own path
+        parent_fd = os.open(parent, _ROOT_FLAGS)  # noqa: TID251 - the operator's own path
     except OSError as exc:
         return Found(path, folder, error=_os_error(exc, "the folder", folder))
     try:
-        return _read_found(parent_fd, path, folder, filename, cap)
+        found = _read_found(parent_fd, path, folder, filename, cap)
     finally:
         os.close(parent_fd)
+    if isinstance(found.error, SkillNotFoundError) and found.error.code == "missing":
+        # Nothing is there at all: it was no skill file, so it names no skill either.
+        error = SkillNotFoundError("missing", "the path does not exist")
+        error.__cause__ = found.error.__cause__
+        return Found(path, None, error=error)
+    return found
 
 
 def _subdirs(dir_fd: int) -> Iterator[tuple[str, bool]]:
@@ -236,6 +230,24 @@ def _subdirs(dir_fd: int) -> Iterator[tuple[str, bool]]:
     return iter(names)
 
 
+def _enter(
+    dir_fd: int, path: str, folder: str, cap: int, found: list[Found]
+) -> Iterator[tuple[str, bool]] | None:
+    """Read the skill in this folder, or list its sub-folders to search them.
+
+    Returns the sub-folders to visit, or ``None`` when the folder is a skill folder
+    (skills are not searched for nested skills) or cannot be listed (reported).
+    """
+    if _has_entry(dir_fd, SKILL_FILE):
+        found.append(_read_found(dir_fd, path, folder, SKILL_FILE, cap))
+        return None
+    try:
+        return _subdirs(dir_fd)
+    except OSError as exc:  # pragma: no cover - EACCES/EIO on a folder that opened
+        found.append(Found(path, folder, error=_os_error(exc, "the folder", folder)))
+        return None
+
+
 def _walk(
     root_fd: int,
     root_path: str,
@@ -246,63 +258,46 @@ def _walk(
     skipped: list[Skipped],
 ) -> None:
     """Depth-first search from *root_fd*; at most one descriptor per level is open."""
-    if _has_entry(root_fd, SKILL_FILE):
-        found.append(_read_found(root_fd, root_path, root_folder, SKILL_FILE, cap))
+    children = _enter(root_fd, root_path, root_folder, cap, found)
+    if children is None:
         return
-    # Each frame: (fd, path, depth, iterator over its sub-folders); the root fd is
-    # owned by the caller, the others are closed here when their frame is popped.
-    stack: list[tuple[int, str, int, Iterator[tuple[str, bool]]]] = []
-    try:
-        stack.append((root_fd, root_path, 0, _subdirs(root_fd)))
-    except OSError as exc:
-        found.append(Found(root_path, root_folder, error=_os_error(exc, "the folder", None)))
-        return
+    # Each frame: (fd, path, depth, iterator over its sub-folders). The root fd is
+    # owned by the caller; the others are closed here when their frame is popped.
+    stack = [(root_fd, root_path, 0, children)]
     try:
         while stack:
             fd, base, depth, children = stack[-1]
-            nxt = next(children, None)
-            if nxt is None:
+            entry = next(children, None)
+            if entry is None:
                 stack.pop()
                 if fd != root_fd:
                     os.close(fd)
                 continue
-            name, is_link = nxt
-            child_path = os.path.join(base, name)
+            name, is_link = entry
             if name in EXCLUDED_DIRS:
                 continue
+            child_path = os.path.join(base, name)
             if is_link:
                 if _is_dir_target(fd, name):
-                    found.append(
-                        Found(
-                            child_path,
-                            name,
-                            error=SkillContainmentError(
-                                "symlink", "a symlinked folder is not followed", name=name
-                            ),
-                        )
+                    error = SkillContainmentError(
+                        "symlink", "a symlinked folder is not followed", name=name
                     )
+                    found.append(Found(child_path, name, error=error))
                 continue
             if depth + 1 > max_depth:
-                skipped.append(
-                    Skipped(child_path, "too_deep", f"deeper than --max-depth {max_depth}")
-                )
+                reason = f"deeper than --max-depth {max_depth}"
+                skipped.append(Skipped(child_path, "too_deep", reason))
                 continue
             try:
                 child_fd = os.open(name, _NOFOLLOW_DIR_FLAGS, dir_fd=fd)  # noqa: TID251
-            except OSError as exc:
+            except OSError as exc:  # swapped for a link or removed since it was listed
                 found.append(Found(child_path, name, error=_os_error(exc, "the folder", name)))
                 continue
-            if _has_entry(child_fd, SKILL_FILE):
-                found.append(_read_found(child_fd, child_path, name, SKILL_FILE, cap))
+            grandchildren = _enter(child_fd, child_path, name, cap, found)
+            if grandchildren is None:
                 os.close(child_fd)
                 continue
-            try:
-                children_of_child = _subdirs(child_fd)
-            except OSError as exc:
-                os.close(child_fd)
-                found.append(Found(child_path, name, error=_os_error(exc, "the folder", name)))
-                continue
-            stack.append((child_fd, child_path, depth + 1, children_of_child))
+            stack.append((child_fd, child_path, depth + 1, grandchildren))
     finally:
         for fd, _, _, _ in stack:
             if fd != root_fd:

@@ -38,9 +38,7 @@ _NAME_RE: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FENCE_RE: Final = re.compile(r"^---[ \t]*$", re.MULTILINE)
 # C0/C1 controls (tab and newline aside), the line and paragraph separators and a BOM
 # inside the text: invisible to a reviewer, and the two YAML parsers disagree on them.
-_FRONTMATTER_FORBIDDEN_RE: Final = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]"
-)
+_FRONTMATTER_FORBIDDEN_RE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 _ASCII_ALLOWED: Final = b"\t\n" + bytes(range(0x20, 0x7F))
 # Bidirectional overrides and isolates, zero-width characters and the BOM: they
 # carry text past a human reviewer that a model still reads (threat-model.md T8).
@@ -138,9 +136,7 @@ def parse_skill_with(
 def _find_forbidden_control(frontmatter: str) -> re.Match[str] | None:
     # Fast path for the usual ASCII frontmatter: deleting every allowed byte leaves
     # nothing, in one C loop; the regex runs only to locate a character once found.
-    if frontmatter.isascii() and not frontmatter.encode("ascii").translate(
-        None, _ASCII_ALLOWED
-    ):
+    if frontmatter.isascii() and not frontmatter.encode("ascii").translate(None, _ASCII_ALLOWED):
         return None
     return _FRONTMATTER_FORBIDDEN_RE.search(frontmatter)
 
@@ -203,7 +199,9 @@ class _Fields:
 
     __slots__ = ("compat", "fields", "lines", "warnings")
 
-    def __init__(self, fields: dict[str, YamlValue], lines: dict[str, int], profile: Profile):
+    def __init__(
+        self, fields: dict[str, YamlValue], lines: dict[str, int], profile: Profile
+    ) -> None:
         self.fields = fields
         self.lines = lines
         self.compat = profile == "compat"

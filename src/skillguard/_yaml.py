@@ -148,7 +148,8 @@ def compose_mapping(
         get_event = events_of(text)
     except SkillUsageError:
         raise
-    except Exception as exc:  # the C parser refusing its input up front
+    except Exception as exc:  # pragma: no cover - neither parser reads on construction
+        # Kept so that a future parser that does cannot break the error boundary.
         raise _syntax_error(exc, first_line) from exc
 
     max_depth = limits.max_depth

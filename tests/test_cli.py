@@ -1,0 +1,269 @@
+"""``skillguard validate``: output shapes, exit codes, escaping, and never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillguard import _cli
+from skillguard._cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "skills"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    code, out, _ = run(capsys, "validate", "--format", "json", *args)
+    return code, json.loads(out)
+
+
+def write_skill(folder: Path, text: str | bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "SKILL.md"
+    if isinstance(text, str):
+        path.write_text(text)
+    else:
+        path.write_bytes(text)
+    return folder
+
+
+GOOD = "---\nname: {name}\ndescription: A good skill.\n---\nBody.\n"
+
+
+def test_examples_show_valid_and_broken_skills(capsys: pytest.CaptureFixture[str]) -> None:
+    code, document = run_json(capsys, str(EXAMPLES))
+    assert code == 1
+    by_skill = {r["skill"]: r for r in document["results"]}
+    assert {name for name, r in by_skill.items() if r["ok"]} == {
+        "code-review",
+        "pdf-tools",
+        "release-notes",
+    }
+    assert by_skill["broken-duplicate-key"]["errors"] == [
+        {
+            "kind": "malformed",
+            "code": "duplicate_key",
+            "message": "line 5: duplicate key 'allowed-tools'",
+        }
+    ]
+    assert by_skill["broken-symlink"]["errors"][0]["kind"] == "containment"
+    summary = document["summary"]
+    assert summary == {"checked": len(document["results"]), "ok": 3, "failed": summary["failed"]}
+    assert summary["failed"] == len(document["results"]) - 3
+
+
+def test_json_result_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    write_skill(tmp_path / "extra", "---\nname: extra\ndescription: d\nauthor: me\n---\n")
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 0
+    assert set(document) == {"results", "summary", "skipped"}
+    for result in document["results"]:
+        assert set(result) == {"path", "skill", "ok", "errors", "warnings"}
+    extra = document["results"][1]
+    assert extra["warnings"] == [
+        {"code": "unknown_field", "message": "unknown field 'author' kept as inert data"}
+    ]
+
+
+def test_text_output_is_one_line_per_skill_with_reasons_indented(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "good", GOOD.format(name="good"))
+    write_skill(tmp_path / "bad", "---\nname: bad\nname: bad\ndescription: d\n---\n")
+    code, out, err = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert err == ""
+    assert out.splitlines() == [
+        f"FAILED {tmp_path / 'bad'} (bad)",
+        "    error malformed/duplicate_key: line 3: duplicate key 'name'",
+        f"ok     {tmp_path / 'good'} (good)",
+        "2 checked, 1 ok, 1 failed",
+    ]
+
+
+def test_all_ok_exits_zero(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    assert run(capsys, "validate", str(tmp_path / "demo" / "SKILL.md"))[0] == 0
+
+
+def test_several_paths_give_one_result_each(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    a = write_skill(tmp_path / "a", GOOD.format(name="a"))
+    b = write_skill(tmp_path / "b", GOOD.format(name="b"))
+    code, document = run_json(capsys, str(a), str(b / "SKILL.md"), str(tmp_path / "none"))
+    assert code == 1
+    assert [(r["skill"], r["ok"]) for r in document["results"]] == [
+        ("a", True),
+        ("b", True),
+        (None, False),
+    ]
+    assert document["results"][2]["errors"][0]["kind"] == "not_found"
+
+
+def test_path_without_any_skill_is_a_not_found_result(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    assert document["summary"] == {"checked": 1, "ok": 0, "failed": 1}
+    assert document["results"][0]["errors"][0]["code"] == "no_skill"
+
+
+def test_compat_profile_turns_a_mismatch_into_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "folder-name", GOOD.format(name="other-name"))
+    assert run_json(capsys, str(tmp_path))[0] == 1
+    code, document = run_json(capsys, "--profile", "compat", str(tmp_path))
+    assert code == 0
+    assert document["results"][0]["skill"] == "folder-name"
+    assert document["results"][0]["warnings"][0]["code"] == "name_mismatch"
+
+
+def test_max_depth_reports_what_it_did_not_search(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "a" / "b" / "deep", GOOD.format(name="deep"))
+    code, document = run_json(capsys, "--max-depth", "1", str(tmp_path))
+    assert code == 1
+    assert document["skipped"] == [
+        {
+            "path": str(tmp_path / "a" / "b"),
+            "code": "too_deep",
+            "message": "deeper than --max-depth 1",
+        }
+    ]
+    code, out, _ = run(capsys, "validate", "--max-depth", "1", str(tmp_path))
+    assert f"skipped {tmp_path / 'a' / 'b'}: too_deep" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["validate"],
+        ["validate", "--profile", "lenient", "x"],
+        ["validate", "--format", "yaml", "x"],
+        ["validate", "--max-depth", "-1", "x"],
+        ["validate", "--max-depth", "many", "x"],
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_two(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    assert "usage" in err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert (code, out.split()[0]) == (0, "skillguard")
+
+
+def test_t13_untrusted_names_cannot_inject_terminal_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    evil = "evil\x1b[2J\nfake ok line\u202e"
+    write_skill(tmp_path / evil, GOOD.format(name="evil"))
+    write_skill(tmp_path / "keys", "---\nname: keys\ndescription: d\n'\\e[31mred': v\n---\n")
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert "\x1b" not in out
+    assert "\u202e" not in out
+    # Two results of two lines each (status, then one reason), then the summary: the
+    # newline in the folder name did not start a line of its own.
+    assert len(out.splitlines()) == 5
+    assert "\\x1b[2J\\nfake ok line\\u202e" in out
+
+
+def test_t13_json_output_is_ascii(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    write_skill(tmp_path / "caf\u00e9\x1b", GOOD.format(name="x"))
+    _, out, _ = run(capsys, "validate", "--format", "json", str(tmp_path))
+    assert out.isascii()
+    assert "\x1b" not in out
+
+
+def test_t13_error_messages_never_echo_file_content(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    secret = "sk-live-0123456789"
+    cases = {
+        "a": f"---\nname: a\ndescription: {secret}\ndescription: again\n---\n",
+        "b": f'---\nname: a\ndescription: "{secret} \\q"\n---\n',
+        "c": f"---\nname: c\ndescription: [{secret}\n---\n",
+        "d": f"---\nname: d\ndescription: {secret}\u202e\n---\n",
+        "e": f"---\nname: {secret}\ndescription: d\n---\n",
+        "f": f"---\nname: f\ndescription: d\nmetadata: {{k: [{secret}]}}\n---\n",
+    }
+    for name, text in cases.items():
+        write_skill(tmp_path / name, text)
+    code, out, _ = run(capsys, "validate", "--format", "json", str(tmp_path))
+    assert code == 1
+    assert secret not in out
+    assert json.loads(out)["summary"]["failed"] == len(cases)
+
+
+def test_an_unexpected_exception_becomes_an_internal_result(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The last-resort guard for bugs: simulate one, since no real input triggers it.
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(_cli, "scan_for_skills", broken)
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    assert document["results"][0]["errors"] == [
+        {"kind": "internal", "code": "bug", "message": "unexpected RuntimeError; please report it"}
+    ]
+
+
+def hostile_tree(root: Path) -> Path:
+    """One folder of every hostile shape the command must survive."""
+    write_skill(root / "binary", os.urandom(4096))
+    write_skill(root / "nul", b"---\nname: nul\x00\n---\n")
+    write_skill(root / "deep", "---\nname: deep\ndescription: x\nx: " + "[" * 40_000 + "\n---\n")
+    write_skill(root / "yaml110", "---\n%YAML 1.10\n---\n")
+    write_skill(root / "huge", b"---\n" + b"a" * (300 * 1024))
+    write_skill(root / "bad-utf8", b"---\nname: \xff\xfe\n---\n")
+    (root / "fifo").mkdir()
+    os.mkfifo(root / "fifo" / "SKILL.md")
+    (root / "link").mkdir()
+    (root / "link" / "SKILL.md").symlink_to("/etc/passwd")
+    (root / "dirlink").symlink_to("/etc", target_is_directory=True)
+    (root / "loop").symlink_to(root / "loop")
+    (root / os.fsdecode(b"\xff\x1b[31m")).mkdir()
+    write_skill(root / os.fsdecode(b"\xff\x1b[31m") / "s", GOOD.format(name="s"))
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_t14_console_script_never_prints_a_traceback(tmp_path: Path, fmt: str) -> None:
+    root = hostile_tree(tmp_path / "tree")
+    command = [sys.executable, "-m", "skillguard", "validate", "--format", fmt]
+    paths = [str(root), str(root / "fifo" / "SKILL.md"), str(root / "loop"), str(root / "missing")]
+    completed = subprocess.run(
+        [*command, *paths], capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL
+    )
+    assert completed.returncode == 1
+    assert b"Traceback" not in completed.stderr + completed.stdout
+    assert completed.stderr == b""
+    if fmt == "json":
+        document = json.loads(completed.stdout)
+        assert document["summary"]["ok"] == 1
+        assert all(e["kind"] != "internal" for r in document["results"] for e in r["errors"])

@@ -1,0 +1,77 @@
+"""The fuzz targets' invariants, run as Hypothesis tests so CI always exercises them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .strategies import mutated_documents, render, skill_documents
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
+CORPUS = sorted((FUZZ / "corpus" / "parse_skill").iterdir())
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, FUZZ / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+parse_target = _load("parse_skill_fuzzer")
+differential_target = _load("differential_fuzzer")
+
+inputs = st.one_of(
+    st.binary(max_size=1024),
+    mutated_documents(),
+    skill_documents().map(lambda d: render(d["fields"], d["body"])),
+)
+
+
+@settings(max_examples=300)
+@given(inputs)
+def test_t14_parse_skill_fuzz_target(data: bytes) -> None:
+    parse_target.check(data)
+
+
+@settings(max_examples=300)
+@given(inputs)
+def test_differential_fuzz_target(data: bytes) -> None:
+    differential_target.check(data)
+
+
+@pytest.mark.parametrize("seed", CORPUS, ids=lambda p: p.name)
+def test_seed_corpus_replays_cleanly(seed: Path) -> None:
+    data = seed.read_bytes()
+    parse_target.check(data)
+    differential_target.check(data)
+
+
+def test_the_differential_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A check that cannot fail proves nothing: make the C side refuse what pure accepts.
+    original = differential_target._outcome
+    monkeypatch.setattr(
+        differential_target,
+        "_outcome",
+        lambda raw, backend, profile: (
+            "yaml_syntax" if backend == "c" else original(raw, backend, profile)
+        ),
+    )
+    with pytest.raises(AssertionError):
+        differential_target.check((FUZZ / "corpus" / "parse_skill" / "steps").read_bytes())
+
+
+def test_corpus_holds_valid_and_invalid_seeds() -> None:
+    assert len(CORPUS) >= 10

@@ -1,0 +1,59 @@
+"""The public namespace is exactly what is documented; everything else is private."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import skillguard
+
+PUBLIC = {
+    "FrozenMap",
+    "Limits",
+    "MalformedSkillError",
+    "Profile",
+    "Skill",
+    "SkillContainmentError",
+    "SkillError",
+    "SkillInputError",
+    "SkillNotFoundError",
+    "SkillUsageError",
+    "SkillWarning",
+    "Step",
+    "YamlValue",
+    "__version__",
+    "is_valid_name",
+    "parse_skill",
+}
+
+
+def test_public_names_are_pinned() -> None:
+    assert set(skillguard.__all__) == PUBLIC
+    assert len(skillguard.__all__) == len(PUBLIC)
+    for name in PUBLIC:
+        assert hasattr(skillguard, name)
+
+
+def test_every_module_is_private_and_declares_all() -> None:
+    for module in pkgutil.iter_modules(skillguard.__path__):
+        assert module.name.startswith("_"), module.name
+        if module.name == "__main__":
+            continue
+        imported = importlib.import_module(f"skillguard.{module.name}")
+        assert isinstance(imported.__all__, list), module.name
+        for name in imported.__all__:
+            assert hasattr(imported, name), (module.name, name)
+
+
+def test_version_matches_package_metadata() -> None:
+    from importlib.metadata import version
+
+    assert skillguard.__version__ == version("skillguard")
+
+
+def test_is_valid_name() -> None:
+    assert skillguard.is_valid_name("pdf-tools")
+    assert skillguard.is_valid_name("a" * 64)
+    assert not skillguard.is_valid_name("a" * 65)
+    assert not skillguard.is_valid_name("Pdf")
+    assert not skillguard.is_valid_name("")
