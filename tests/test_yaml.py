@@ -181,3 +181,26 @@ def test_tab_code_on_the_c_parser() -> None:
     with pytest.raises(MalformedSkillError) as info:
         compose_mapping("a: 'x'\nk: a\tb\n", DEFAULT_LIMITS, first_line=2, backend="c")
     assert (info.value.code, info.value.line) == ("tab_character", 3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("text", ["m: {a:b}\n", "m: [a:b]\n", "m: {k: PD:F}\n", "m: [http://x]\n"])
+def test_colon_in_unquoted_flow_scalar_is_refused(backend: str, text: str) -> None:
+    # Found by the differential fuzzer: YAML 1.2 reads "a:b" in a flow collection as
+    # one scalar, libyaml (YAML 1.1) refuses it. skillguard refuses both readings.
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert info.value.code in ("yaml_ambiguous", "yaml_syntax")
+
+
+def test_ambiguous_code_on_the_pure_parser() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        compose_mapping("m: {k: PD:F}\n", DEFAULT_LIMITS, backend="pure")
+    assert info.value.code == "yaml_ambiguous"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_colons_stay_allowed_where_both_parsers_agree(backend: str) -> None:
+    text = 'a: b:c\nm: {k: "PD:F"}\nl: [a: b]\nu: http://x\n'
+    value, _ = compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    assert value == {"a": "b:c", "m": {"k": "PD:F"}, "l": ({"a": "b"},), "u": "http://x"}

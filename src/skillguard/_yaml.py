@@ -169,7 +169,8 @@ def compose_mapping(
     nodes = 0
     documents = 0
     result: dict[str, YamlValue] | None = None
-    stack: list[tuple[Any, bool, Any]] = []
+    stack: list[tuple[Any, bool, Any, bool]] = []
+    in_flow = False  # inside a [...] or {...} collection
     cur: Any = None  # the dict or list being filled; None outside the top mapping
     top: Any = None  # the top-level mapping, once started
     key_marks: dict[str, Any] = {}
@@ -206,6 +207,16 @@ def compose_mapping(
             nodes += 1
             if nodes > max_nodes:
                 _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
+            if in_flow and not event.style and ":" in value:
+                # YAML 1.2 reads "a:b" in a flow collection as one plain scalar, YAML
+                # 1.1 (libyaml) refuses it: one document, two readings. Quote it.
+                _fail(
+                    "yaml_ambiguous",
+                    "an unquoted ':' inside [...] or {...} is read differently by YAML "
+                    "parsers; quote the value",
+                    event,
+                    first_line,
+                )
             if quoted_spans is not None and event.style in _QUOTED:
                 quoted_spans.append((event.start_mark.index, event.end_mark.index))
             if cur_is_map:
@@ -250,7 +261,8 @@ def compose_mapping(
             nodes += 1
             if nodes > max_nodes:
                 _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
-            stack.append((cur, cur_is_map, key))
+            stack.append((cur, cur_is_map, key, in_flow))
+            in_flow = in_flow or bool(event.flow_style)
             cur = {} if is_map else []
             if top is None:
                 top = cur
@@ -259,7 +271,7 @@ def compose_mapping(
 
         elif cls is MappingEndEvent or cls is SequenceEndEvent:
             done = cur
-            cur, cur_is_map, key = stack.pop()
+            cur, cur_is_map, key, in_flow = stack.pop()
             if cur is None:
                 result = done
             elif cur_is_map:
