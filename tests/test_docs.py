@@ -1,0 +1,74 @@
+"""The documents stay true: every error code raised in src/ is in README's table."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src" / "skillguard"
+ERROR_CALLS = {
+    "MalformedSkillError",
+    "SkillContainmentError",
+    "SkillNotFoundError",
+    "SkillUsageError",
+    "_fail",
+    "error",
+}
+WARNING_CALLS = {"SkillWarning", "warn"}
+
+
+def _codes(calls: set[str]) -> set[str]:
+    codes = set()
+    for path in SRC.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            first = node.args[0]
+            if name in calls:
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    codes.add(first.value)
+                elif isinstance(first, ast.IfExp):
+                    codes |= {
+                        n.value
+                        for n in (first.body, first.orelse)
+                        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                    }
+    return codes
+
+
+def test_every_raised_error_code_is_documented() -> None:
+    readme = (ROOT / "README.md").read_text()
+    documented = set(re.findall(r"^\| \w+ \| `(\w+)` \|", readme, flags=re.MULTILINE))
+    raised = _codes(ERROR_CALLS)
+    assert raised - documented == set()
+    assert documented - raised == set()
+
+
+def test_every_warning_code_is_documented() -> None:
+    readme = (ROOT / "README.md").read_text()
+    line = next(line for line in readme.splitlines() if line.startswith("Warning codes:"))
+    paragraph = readme[readme.index(line) :].split("\n\n")[0]
+    documented = set(re.findall(r"`(\w+)`", paragraph))
+    assert _codes(WARNING_CALLS) == documented
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    blocks = re.findall(r"```sh\n(.+?)\n```", (ROOT / "README.md").read_text(), flags=re.DOTALL)
+    assert "skillguard validate examples/skills" in blocks[0]
+    assert blocks[1].endswith("python -m pytest")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert blocks[1] in ci
+
+
+def test_threat_ids_cited_by_tests_exist() -> None:
+    model = (ROOT / "threat-model.md").read_text()
+    defined = set(re.findall(r"^\*\*(T\d+)\.", model, flags=re.MULTILINE))
+    cited = set()
+    for path in (ROOT / "tests").glob("test_*.py"):
+        cited |= {m.upper() for m in re.findall(r"def test_(t\d+)_", path.read_text())}
+    assert cited
+    assert cited - defined == set()
