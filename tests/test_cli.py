@@ -267,3 +267,57 @@ def test_t14_console_script_never_prints_a_traceback(tmp_path: Path, fmt: str) -
         document = json.loads(completed.stdout)
         assert document["summary"]["ok"] == 1
         assert all(e["kind"] != "internal" for r in document["results"] for e in r["errors"])
+
+
+def test_t14_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
+    # Well over a pipe's 64 KiB buffer, so that writing must fail once head exits.
+    for index in range(1500):
+        name = f"skill-{index:04d}-" + "x" * 40
+        write_skill(tmp_path / name, GOOD.format(name=name))
+    # A reader that takes one line and goes away, like "| head -n 1".
+    reader = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.readline()"], stdin=subprocess.PIPE
+    )
+    assert reader.stdin is not None
+    completed = subprocess.run(
+        [sys.executable, "-m", "skillguard", "validate", str(tmp_path)],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        check=False,
+    )
+    reader.stdin.close()
+    reader.wait(timeout=60)
+    assert completed.returncode == 1  # every skill is valid: 1 means the pipe broke
+    assert b"Traceback" not in completed.stderr
+    assert b"Exception ignored" not in completed.stderr
+
+
+def test_t13_an_ascii_only_terminal_gets_escapes_not_a_traceback(tmp_path: Path) -> None:
+    write_skill(tmp_path / "caf\u00e9", GOOD.format(name="x"))
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "skillguard", "validate", str(tmp_path)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr == b""
+    assert b"caf\\xe9" in completed.stdout
+
+
+def test_t13_undecodable_path_arguments_are_escaped(tmp_path: Path) -> None:
+    folder = tmp_path / os.fsdecode(b"x\xff")
+    write_skill(folder, GOOD.format(name="x"))
+    completed = subprocess.run(
+        [sys.executable, "-m", "skillguard", "validate", "--format", "json", os.fsencode(folder)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr == b""
+    document = json.loads(completed.stdout)
+    assert document["results"][0]["path"].endswith("x\\xff")

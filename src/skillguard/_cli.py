@@ -9,7 +9,9 @@ Everything printed that came from disk (paths, keys) is escaped first.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -183,6 +185,11 @@ def _write_text(
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = _build_parser()
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal or pipe that cannot encode a character must not turn output into a
+        # traceback: unencodable characters are escaped instead.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         args = parser.parse_args(argv)
         if args.version:
@@ -199,5 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # The reader went away (``| head``); nothing more to say, and no traceback.
+        # The reader went away (``| head``): nothing more to say, and no traceback, not
+        # even from the interpreter flushing stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)  # noqa: TID251 - not skill input
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
         return EXIT_FAILED
