@@ -68,7 +68,7 @@ def test_json_result_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     write_skill(tmp_path / "extra", "---\nname: extra\ndescription: d\nauthor: me\n---\n")
     code, document = run_json(capsys, str(tmp_path))
     assert code == 0
-    assert set(document) == {"results", "summary", "skipped"}
+    assert set(document) == {"results", "summary"}
     for result in document["results"]:
         assert set(result) == {"path", "skill", "ok", "errors", "warnings"}
     extra = document["results"][1]
@@ -137,15 +137,12 @@ def test_max_depth_reports_what_it_did_not_search(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     write_skill(tmp_path / "a" / "b" / "deep", GOOD.format(name="deep"))
-    code, document = run_json(capsys, "--max-depth", "1", str(tmp_path))
+    code, out, err = run(capsys, "validate", "--format", "json", "--max-depth", "1", str(tmp_path))
     assert code == 1
-    assert document["skipped"] == [
-        {
-            "path": str(tmp_path / "a" / "b"),
-            "code": "too_deep",
-            "message": "deeper than --max-depth 1",
-        }
-    ]
+    assert set(json.loads(out)) == {"results", "summary"}
+    assert (
+        err == f"skillguard: skipped {tmp_path / 'a' / 'b'}: too_deep: deeper than --max-depth 1\n"
+    )
     code, out, _ = run(capsys, "validate", "--max-depth", "1", str(tmp_path))
     assert f"skipped {tmp_path / 'a' / 'b'}: too_deep" in out
 
@@ -159,6 +156,7 @@ def test_max_depth_reports_what_it_did_not_search(
         ["validate", "--format", "yaml", "x"],
         ["validate", "--max-depth", "-1", "x"],
         ["validate", "--max-depth", "many", "x"],
+        ["validate", ""],
         ["frobnicate"],
     ],
 )
@@ -262,7 +260,8 @@ def test_t14_console_script_never_prints_a_traceback(tmp_path: Path, fmt: str) -
     )
     assert completed.returncode == 1
     assert b"Traceback" not in completed.stderr + completed.stdout
-    assert completed.stderr == b""
+    # Only the notices of what was not followed (the dangling and looping links).
+    assert all(line.startswith(b"skillguard: skipped ") for line in completed.stderr.splitlines())
     if fmt == "json":
         document = json.loads(completed.stdout)
         assert document["summary"]["ok"] == 1
@@ -321,3 +320,53 @@ def test_t13_undecodable_path_arguments_are_escaped(tmp_path: Path) -> None:
     assert completed.stderr == b""
     document = json.loads(completed.stdout)
     assert document["results"][0]["path"].endswith("x\\xff")
+
+
+def test_t10_a_path_named_skill_md_is_never_followed_as_a_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Found in review: "validate s/SKILL.md" where SKILL.md links to a folder of skills.
+    outside = tmp_path / "outside"
+    write_skill(outside / "evil", GOOD.format(name="evil"))
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "SKILL.md").symlink_to(outside, target_is_directory=True)
+    for path in (tmp_path / "s" / "SKILL.md", f"{tmp_path / 's' / 'SKILL.md'}/"):
+        code, document = run_json(capsys, str(path))
+        assert code == 1
+        assert [r["ok"] for r in document["results"]] == [False]
+        assert document["results"][0]["errors"][0]["kind"] == "containment"
+
+
+def test_a_trailing_slash_on_a_file_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    code, document = run_json(capsys, f"{tmp_path / 'demo' / 'SKILL.md'}/")
+    assert code == 1
+    assert document["results"][0]["errors"][0]["code"] == "not_a_directory"
+
+
+def test_t14_closed_stdout_and_stderr_are_not_a_traceback(tmp_path: Path) -> None:
+    write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    script = (
+        "import os, sys; os.close(1); os.close(2); "
+        "sys.stdout = sys.stderr = None; "
+        "from skillguard._cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    for args in (["validate", str(tmp_path)], ["validate", ""], ["--version"]):
+        completed = subprocess.run(
+            [sys.executable, "-c", script, *args], capture_output=True, timeout=120, check=False
+        )
+        assert completed.returncode in (0, 2)
+        assert completed.stdout == b""
+        assert completed.stderr == b""
+
+
+def test_dangling_symlink_in_a_root_is_reported_as_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 0
+    assert f"skipped {tmp_path / 'gone'}: symlink:" in out

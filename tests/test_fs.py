@@ -328,7 +328,9 @@ def test_dangling_and_file_symlinks_in_a_root_are_not_skill_folders(tmp_path: Pa
     make_skill(tmp_path, "demo")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     (tmp_path / "file-link").symlink_to(tmp_path / "demo" / "SKILL.md")
-    assert [(f.folder, f.error) for f in scan(tmp_path)[0]] == [("demo", None)]
+    found, skipped = scan(tmp_path)
+    assert [(f.folder, f.error) for f in found] == [("demo", None)]
+    assert skipped == [(str(tmp_path / "dangling"), "symlink")]  # reported, not followed
 
 
 def test_t11_fifo_read_directly_is_refused_by_fstat(tmp_path: Path) -> None:

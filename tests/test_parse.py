@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import skillguard
 from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
-from skillguard._parse import FORBIDDEN_CHARS
+from skillguard._parse import FORBIDDEN_CHARS, FORBIDDEN_RANGES
 
 from .strategies import mutated_documents, render, skill_documents
 
@@ -239,7 +239,8 @@ def test_t2_body_is_everything_after_the_first_closing_fence() -> None:
         ("name: demo\ndescription: x\nx: !<tag:yaml.org,2002:str> bar\n", "yaml_tag"),
         ("!!map\nname: demo\ndescription: x\n", "yaml_tag"),
         ("name: demo\ndescription: x\nx: !!seq [a]\n", "yaml_tag"),
-        ("name: demo\ndescription: x\n...\n%YAML 1.1\n", "yaml_syntax"),
+        ("name: demo\ndescription: x\n...\n%YAML 1.1\n", "yaml_multiple_documents"),
+        ("name: demo\ndescription: x\n%YAML 1.1\n", "yaml_directive"),
         ("name: demo\ndescription: x\n...\n--- x\n", "yaml_multiple_documents"),
         ("name: demo\ndescription: x\n--- x\n", "yaml_multiple_documents"),
         ("name: demo\ndescription: x\n<<: {a: b}\n", "yaml_merge_key"),
@@ -307,7 +308,7 @@ def test_t4_deep_nesting_is_refused_as_too_deep_before_the_rest_is_parsed() -> N
 
 def test_a_bare_directive_as_frontmatter_is_refused() -> None:
     # "%YAML 1.1" then "---" closes the frontmatter: the YAML is a directive alone.
-    assert code_of(b"---\n%YAML 1.1\n---\nname: x\n") == "yaml_syntax"
+    assert code_of(b"---\n%YAML 1.1\n---\nname: x\n") == "yaml_directive"
 
 
 @pytest.mark.parametrize("version", ["1.1", "1.2", "1.10", "2.0"])
@@ -490,8 +491,11 @@ def test_compatibility_length_at_limit_and_over() -> None:
     assert code_of(doc(MINIMAL + f"compatibility: {'c' * 501}\n")) == "field_too_long"
 
 
-@pytest.mark.parametrize("char", sorted(FORBIDDEN_CHARS))
-@pytest.mark.parametrize("field", ["description", "compatibility"])
+EDGES = sorted({chr(code) for low, high in FORBIDDEN_RANGES for code in (low, high)})
+
+
+@pytest.mark.parametrize("char", EDGES)
+@pytest.mark.parametrize("field", ["description", "compatibility", "license", "version"])
 def test_t8_invisible_and_bidi_characters_are_refused(char: str, field: str) -> None:
     text = f"name: demo\ndescription: ok\n{field}: safe{char}text\n".replace(
         "description: ok\ndescription", "description"
@@ -506,10 +510,31 @@ def test_t8_invisible_and_bidi_characters_are_refused(char: str, field: str) -> 
     assert f"U+{ord(char):04X}" in info.value.reason
 
 
-@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\ufeff"])
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\u2062", "\U000e0041", "\ufeff"])
 def test_t8_forbidden_characters_spelled_as_escapes_are_refused(char: str) -> None:
-    raw = doc(f'name: demo\ndescription: "safe\\u{ord(char):04x}text"\n')
-    assert code_of(raw) == "forbidden_character"
+    raw = doc(f'name: demo\ndescription: "safe\\U{ord(char):08x}text"\n')
+    # A BOM is refused anywhere in the frontmatter, raw or escaped, before field checks.
+    assert code_of(raw) == ("control_character" if char == "\ufeff" else "forbidden_character")
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "key"),
+    [
+        ("steps: ['a\u202eb']\n", "steps"),
+        ("allowed-tools: 'Read\u200bBash'\n", "allowed-tools"),
+        ("allowed-tools: ['Read', 'Ba\u2066sh']\n", "allowed-tools"),
+    ],
+)
+def test_t8_lists_that_reach_the_model_refuse_hidden_characters(frontmatter: str, key: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + frontmatter))
+    assert (info.value.code, info.value.key) == ("forbidden_character", key)
+
+
+def test_forbidden_chars_match_their_ranges() -> None:
+    assert len(FORBIDDEN_CHARS) == sum(high - low + 1 for low, high in FORBIDDEN_RANGES)
+    assert "\u00ad" in FORBIDDEN_CHARS
+    assert "\ufe0f" not in FORBIDDEN_CHARS  # emoji presentation stays allowed
 
 
 @pytest.mark.parametrize("profile", ["strict", "compat"])
@@ -653,3 +678,42 @@ def test_t4_max_nodes_counts_collections_too() -> None:
     # top map (1) + 4 scalars (5) + key "l" (6) + list (7): the list itself is the 7th.
     parse_skill(doc(MINIMAL + "l: []\n"), limits=limits)
     assert code_of(doc(MINIMAL + "l: [[]]\n"), limits=limits) == "too_many_nodes"
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "code"),
+    [
+        # Found in review: the C and pure parsers disagreed on each of these.
+        ('description: "\\ud800"\nname: demo\n', "control_character"),
+        ('name: demo\ndescription: "\\ud83d\\ude00"\n', "control_character"),
+        ('name: demo\ndescription: "\\ud800' + "x" * 3000 + '"\n', "control_character"),
+        ("%FOO\n--- #\nname: demo\ndescription: b\n", "yaml_directive"),
+        ("%YAMLX 1.1\n--- #\nname: demo\ndescription: b\n", "yaml_directive"),
+        ("name: demo\ndescription: |#c\n  x\n", "yaml_ambiguous"),
+        ("name: demo\ndescription: >2-#c\n   x\n", "yaml_ambiguous"),
+        ("name: demo\ndescription: b\n...\n...\n", "yaml_multiple_documents"),
+        ("name: demo\ndescription: b\n...\n# c\n...\n", "yaml_multiple_documents"),
+        ('name: demo\ndescription: b\nlicense: "\\uFEFF"\n', "control_character"),
+        ('name: demo\ndescription: b\n"\\uFEFF": v\n', "control_character"),
+    ],
+)
+def test_parser_differentials_found_in_review_are_refused_on_both_backends(
+    frontmatter: str, code: str
+) -> None:
+    codes = set()
+    for backend in ("c", "pure"):
+        with pytest.raises(MalformedSkillError) as info:
+            skillguard._parse.parse_skill_with(
+                doc(frontmatter), expected_name=None, limits=None, profile="strict", backend=backend
+            )
+        codes.add(info.value.code)
+    # Both refuse; at least one reaches skillguard's own rule (the other parser may
+    # call the same text a syntax error first).
+    assert code in codes
+    assert codes <= {code, "yaml_syntax"}
+
+
+def test_block_scalars_and_dots_that_both_parsers_read_alike_stay_valid() -> None:
+    skill = parse_skill(doc("name: demo\ndescription: |2-\n   x #not a comment\nnote: |\n  ...\n"))
+    assert skill.description == " x #not a comment"
+    assert skill.extra["note"] == "...\n"

@@ -44,12 +44,13 @@ def test_keys_compare_as_the_strings_they_denote(backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_pure_parser_assertion_on_yaml_1_10_becomes_malformed(backend: str) -> None:
-    # ruamel's pure parser raises AssertionError here; it must not escape.
+def test_yaml_1_10_directive_never_reaches_the_parser(backend: str) -> None:
+    # ruamel's pure parser raises AssertionError on "%YAML 1.10". skillguard refuses
+    # every directive line before either parser sees the text.
     with pytest.raises(MalformedSkillError) as info:
         compose_mapping("%YAML 1.10\n---\na: b\n", DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
-    assert info.value.code == "yaml_syntax"
-    assert isinstance(info.value.__cause__, Exception)
+    assert info.value.code == "yaml_directive"
+    assert info.value.line == 1
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -51,6 +51,12 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _path(text: str) -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("a PATH must not be empty")
+    return text
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="skillguard",
@@ -74,7 +80,7 @@ def _build_parser() -> _Parser:
         default=DEFAULT_MAX_DEPTH,
         help=f"how many folder levels below a root to search (default {DEFAULT_MAX_DEPTH})",
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH")
+    validate.add_argument("paths", nargs="+", metavar="PATH", type=_path)
     return parser
 
 
@@ -131,7 +137,11 @@ def _internal_error(path: str, exc: BaseException) -> dict[str, Any]:
     }
 
 
-def _validate(args: argparse.Namespace, out: TextIO) -> int:
+def _skipped_line(entry: dict[str, str]) -> str:
+    return f"skipped {_printable(entry['path'])}: {entry['code']}: {_printable(entry['message'])}"
+
+
+def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     for path in args.paths:
@@ -150,8 +160,11 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
     ok = sum(1 for result in results if result["ok"])
     summary = {"checked": len(results), "ok": ok, "failed": len(results) - ok}
     if args.format == "json":
-        document = {"results": results, "summary": summary, "skipped": skipped}
+        # The document keeps exactly its documented shape; folders not searched are
+        # still reported, on stderr, so that nothing is skipped silently.
+        document = {"results": results, "summary": summary}
         out.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
+        err.writelines(f"skillguard: {_skipped_line(entry)}\n" for entry in skipped)
     else:
         _write_text(results, skipped, summary, out)
     return EXIT_OK if summary["failed"] == 0 else EXIT_FAILED
@@ -175,15 +188,17 @@ def _write_text(
             f"    warning {warning['code']}: {_printable(warning['message'])}\n"
             for warning in result["warnings"]
         )
-    out.writelines(
-        f"skipped {_printable(entry['path'])}: {entry['code']}: {_printable(entry['message'])}\n"
-        for entry in skipped
-    )
+    out.writelines(f"{_skipped_line(entry)}\n" for entry in skipped)
     out.write(f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    # A closed stdout or stderr (``>&-``) is None in Python: write into nothing then.
+    if sys.stdout is None:
+        sys.stdout = io.StringIO()
+    if sys.stderr is None:
+        sys.stderr = io.StringIO()
     parser = _build_parser()
     for stream in (sys.stdout, sys.stderr):
         # A terminal or pipe that cannot encode a character must not turn output into a
@@ -200,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return _validate(args, sys.stdout)
+        return _validate(args, sys.stdout, sys.stderr)
     except SystemExit as exc:  # argparse's --help and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:

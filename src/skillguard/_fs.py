@@ -176,6 +176,10 @@ def scan_for_skills(path: str, *, max_depth: int, cap: int) -> Scan:
     when there is none) and the folders deliberately not searched. Never raises for
     anything on disk.
     """
+    if os.path.basename(path.rstrip(os.sep)) == SKILL_FILE:
+        # Named as the skill file itself: read as a file, so that a SKILL.md that is
+        # a symlink (even to a folder) is refused, never followed.
+        return Scan((_read_given_file(path, cap),), ())
     try:
         # O_DIRECTORY makes open() fail with ENOTDIR before a FIFO or device is
         # opened, and O_NONBLOCK guards the rest; nothing here can block.
@@ -203,6 +207,11 @@ def _folder_name(path: str) -> str:
 def _read_given_file(path: str, cap: int) -> Found:
     parent, filename = os.path.split(os.path.abspath(path))
     folder = os.path.basename(parent) or None
+    if path.endswith(os.sep):
+        error: SkillError = SkillContainmentError(
+            "not_a_directory", "the path ends with '/' but is not a folder", name=folder
+        )
+        return Found(path, folder, error=error)
     try:
         parent_fd = os.open(parent, _ROOT_FLAGS)  # noqa: TID251 - the operator's own path
     except OSError as exc:
@@ -278,11 +287,16 @@ def _walk(
                 continue
             child_path = os.path.join(base, name)
             if is_link:
-                if _is_dir_target(fd, name):
+                target = _link_target_kind(fd, name)
+                if target == "dir":
                     error = SkillContainmentError(
                         "symlink", "a symlinked folder is not followed", name=name
                     )
                     found.append(Found(child_path, name, error=error))
+                elif target == "none":
+                    # It could have been a skill folder; say that it was not followed.
+                    reason = "a symlink that resolves to nothing is not followed"
+                    skipped.append(Skipped(child_path, "symlink", reason))
                 continue
             if depth + 1 > max_depth:
                 reason = f"deeper than --max-depth {max_depth}"
@@ -304,9 +318,11 @@ def _walk(
                 os.close(fd)
 
 
-def _is_dir_target(dir_fd: int, name: str) -> bool:
-    # Only classifies the link for the report; nothing is opened through it.
+def _link_target_kind(dir_fd: int, name: str) -> str:
+    """ "dir", "other" or "none" (dangling or a loop). Only classifies the link for
+    the report: nothing is opened through it."""
     try:
-        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=True).st_mode)
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=True)
     except OSError:
-        return False
+        return "none"
+    return "dir" if stat.S_ISDIR(info.st_mode) else "other"

@@ -42,13 +42,27 @@ _FRONTMATTER_FORBIDDEN_RE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u20
 _ASCII_ALLOWED: Final = b"\t\n" + bytes(range(0x20, 0x7F))
 # Bidirectional overrides and isolates, zero-width characters and the BOM: they
 # carry text past a human reviewer that a model still reads (threat-model.md T8).
-FORBIDDEN_CHARS: Final = frozenset(
-    [chr(c) for c in range(0x202A, 0x202F)]
-    + [chr(c) for c in range(0x2066, 0x206A)]
-    + [chr(c) for c in range(0x200B, 0x2010)]
-    + ["\ufeff"]
+# Invisible and bidirectional characters: they carry text past a human reviewer that a
+# model still reads (threat-model.md T8). Inclusive ranges of code points.
+FORBIDDEN_RANGES: Final = (
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x061C, 0x061C),  # Arabic letter mark (bidi)
+    (0x180E, 0x180E),  # Mongolian vowel separator
+    (0x200B, 0x200F),  # zero-width space, joiners, LRM, RLM
+    (0x202A, 0x202E),  # bidi embeddings and overrides
+    (0x2060, 0x2064),  # word joiner, invisible operators
+    (0x2066, 0x2069),  # bidi isolates
+    (0x206A, 0x206F),  # deprecated invisible format characters
+    (0xFEFF, 0xFEFF),  # zero-width no-break space (BOM)
+    (0xE0000, 0xE007F),  # tag characters ("ASCII smuggling")
+    (0xE0100, 0xE01EF),  # variation selectors supplement (data smuggling)
 )
-_FORBIDDEN_RE: Final = re.compile("[" + "".join(sorted(FORBIDDEN_CHARS)) + "]")
+FORBIDDEN_CHARS: Final = frozenset(
+    chr(c) for low, high in FORBIDDEN_RANGES for c in range(low, high + 1)
+)
+_FORBIDDEN_RE: Final = re.compile(
+    "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in FORBIDDEN_RANGES) + "]"
+)
 _PROFILES: Final = ("strict", "compat")
 _KNOWN_FIELDS: Final = frozenset(
     {
@@ -215,9 +229,12 @@ class _Fields:
 
     def string(self, key: str) -> str | None:
         value = self.fields.get(key)
-        if value is None or isinstance(value, str):
-            return value
-        raise self.error("wrong_type", f"{key!r} must be a string", key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.error("wrong_type", f"{key!r} must be a string", key)
+        self.no_forbidden(value, key)
+        return value
 
     def no_forbidden(self, value: str, key: str) -> None:
         if value.isascii():  # O(1) in CPython, and every forbidden character is non-ASCII
@@ -235,7 +252,6 @@ class _Fields:
         value = self.string(key)
         if value is None:
             return None
-        self.no_forbidden(value, key)
         if not value.strip():
             raise self.error("empty_field", f"{key!r} must not be blank", key)
         if len(value) > maximum:
@@ -248,7 +264,6 @@ class _Fields:
     def name(self, expected_name: str | None) -> str:
         declared = self.string("name")
         assert declared is not None  # presence is checked before
-        self.no_forbidden(declared, "name")
         valid = is_valid_name(declared)
         if valid and (expected_name is None or declared == expected_name):
             return declared
@@ -299,12 +314,14 @@ class _Fields:
         if value is None:
             return ()
         if isinstance(value, str):
+            self.no_forbidden(value, "allowed-tools")
             return tuple(value.split())
         tools: list[str] = []
         if isinstance(value, tuple):
             for item in value:
                 if not isinstance(item, str):
                     break
+                self.no_forbidden(item, "allowed-tools")
                 tool = item.strip()
                 if not tool:
                     raise self.error(
@@ -329,6 +346,7 @@ class _Fields:
         for index, item in enumerate(value, start=1):
             if not isinstance(item, str):
                 raise self.error("wrong_type", f"step {index} must be a string", "steps")
+            self.no_forbidden(item, "steps")
             if not item.strip():
                 raise self.error("empty_field", f"step {index} is blank", "steps")
             steps.append(Step(index, item))

@@ -57,7 +57,13 @@ _NO_KEY: Any = object()
 _QUOTED = ("'", '"')
 # Checked again after unescaping: a double-quoted scalar can spell a control
 # character as an escape ("\x1b", "\u2028") that the raw-text check cannot see.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# The raw-text rules of _parse, plus lone surrogates, which only "\ud800" can spell.
+_ESCAPED_FORBIDDEN_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+_BLOCK = ("|", ">")
+# Lines that only a directive ("%YAML", "%TAG", a reserved "%FOO") or a document end
+# marker can start. libyaml and ruamel's pure parser disagree on reserved directives
+# and on repeated "..." markers, and neither has a use in a skill's frontmatter.
+_DIRECTIVE_OR_MARKER_RE = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))", re.MULTILINE)
 
 
 def has_c_parser() -> bool:
@@ -128,6 +134,35 @@ def _check_tabs(text: str, quoted_spans: list[tuple[int, int]], first_line: int)
         position = text.find("\t", position + 1)
 
 
+def _comment_glued_to_header(text: str, event: Any) -> bool:  # noqa: ANN401
+    """Whether a block scalar header ("|2-") is followed by "#" with no space.
+
+    libyaml takes "|#c" as a header and a comment; YAML 1.2 and ruamel's pure parser
+    refuse it. Both marks index characters from the start of *text*.
+    """
+    position = event.start_mark.index + 1
+    end = min(position + 2, len(text))
+    while position < end and text[position] in "0123456789+-":
+        position += 1
+    return position < len(text) and text[position] == "#"
+
+
+def _check_lines(text: str, first_line: int) -> None:
+    if not (text.startswith(("%", "...")) or "\n%" in text or "\n..." in text):
+        return
+    found = _DIRECTIVE_OR_MARKER_RE.search(text)
+    if found is None:
+        return
+    line = text.count("\n", 0, found.start()) + first_line
+    if found.group() == "%":
+        raise MalformedSkillError(
+            "yaml_directive", "%YAML, %TAG and other directives are not allowed", line=line
+        )
+    raise MalformedSkillError(
+        "yaml_multiple_documents", "a '...' document end marker is not allowed", line=line
+    )
+
+
 def compose_mapping(
     text: str, limits: Limits, *, first_line: int = 1, backend: Backend | None = None
 ) -> tuple[dict[str, YamlValue], dict[str, int]]:
@@ -144,6 +179,7 @@ def compose_mapping(
     events_of = BACKENDS.get(backend or default_backend())
     if events_of is None:
         raise SkillUsageError("bad_argument", "backend must be 'c' or 'pure'")
+    _check_lines(text, first_line)
     try:
         get_event = events_of(text)
     except SkillUsageError:
@@ -190,6 +226,14 @@ def compose_mapping(
             if event.ctag is not None:
                 _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
             value: str = event.value
+            # Checked first: a lone surrogate from an escape cannot be UTF-8 encoded.
+            if may_escape and event.style == '"' and _ESCAPED_FORBIDDEN_RE.search(value):
+                _fail(
+                    "control_character",
+                    "an escape sequence spells a forbidden control character",
+                    event,
+                    first_line,
+                )
             if len(value) > scalar_quick and len(value.encode("utf-8")) > max_scalar:
                 _fail(
                     "scalar_too_long",
@@ -197,10 +241,10 @@ def compose_mapping(
                     event,
                     first_line,
                 )
-            if may_escape and event.style == '"' and _CONTROL_RE.search(value):
+            if event.style in _BLOCK and _comment_glued_to_header(text, event):
                 _fail(
-                    "control_character",
-                    "an escape sequence spells a forbidden control character",
+                    "yaml_ambiguous",
+                    "a comment must be separated from a block scalar header by a space",
                     event,
                     first_line,
                 )
