@@ -175,7 +175,7 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
     """Return (frontmatter, body, file line where the frontmatter starts)."""
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
-    if _FENCE_RE.fullmatch(first_line) is None:
+    if first_line != "---" and _FENCE_RE.fullmatch(first_line) is None:
         raise MalformedSkillError(
             "no_opening_fence", "the file must start with a '---' frontmatter fence", line=1
         )
@@ -233,7 +233,8 @@ class _Fields:
             return None
         if not isinstance(value, str):
             raise self.error("wrong_type", f"{key!r} must be a string", key)
-        self.no_forbidden(value, key)
+        if not value.isascii():  # O(1): every forbidden character is non-ASCII
+            self.no_forbidden(value, key)
         return value
 
     def no_forbidden(self, value: str, key: str) -> None:
@@ -353,9 +354,9 @@ class _Fields:
         return tuple(steps)
 
     def extra(self) -> FrozenMap:
-        extra = {key: value for key, value in self.fields.items() if key not in _KNOWN_FIELDS}
-        if not extra:
+        if self.fields.keys() <= _KNOWN_FIELDS:  # the usual case, in one C-level check
             return EMPTY_MAP
+        extra = {key: value for key, value in self.fields.items() if key not in _KNOWN_FIELDS}
         for key in extra:
             self.warn("unknown_field", f"unknown field {safe_repr(key)} kept as inert data", key)
         return FrozenMap(extra)
@@ -391,5 +392,5 @@ def _build(
         steps=check.steps(),
         version=check.string("version"),
         extra=check.extra(),
-        warnings=tuple(check.warnings),
+        warnings=tuple(check.warnings) if check.warnings else (),
     )

@@ -106,6 +106,12 @@ def _fail(code: str, reason: str, event: Any, first_line: int, key: str | None =
     raise MalformedSkillError(code, reason, line=_line_of(event, first_line), key=key)
 
 
+def _fail_properties(event: Any, first_line: int) -> None:  # noqa: ANN401
+    if event.anchor is not None:
+        _fail("yaml_anchor", "anchors are not allowed", event, first_line)
+    _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
+
+
 def _syntax_error(exc: BaseException, first_line: int) -> MalformedSkillError:
     # The parser's own problem text can quote the input (an unknown escape, a tag
     # handle), so only the position is kept.
@@ -221,16 +227,37 @@ def compose_mapping(
         cls = type(event)
 
         if cls is ScalarEvent:
-            if event.anchor is not None:
-                _fail("yaml_anchor", "anchors are not allowed", event, first_line)
-            if event.ctag is not None:
-                _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
+            if event.anchor is not None or event.ctag is not None:
+                _fail_properties(event, first_line)
             value: str = event.value
-            # Checked first: a lone surrogate from an escape cannot be UTF-8 encoded.
-            if may_escape and event.style == '"' and _ESCAPED_FORBIDDEN_RE.search(value):
+            style = event.style  # "" (C) or None (pure) when plain
+            if style:
+                if style == '"':
+                    # Checked before the length: a lone surrogate from an escape
+                    # cannot be UTF-8 encoded.
+                    if may_escape and _ESCAPED_FORBIDDEN_RE.search(value):
+                        _fail(
+                            "control_character",
+                            "an escape sequence spells a forbidden control character",
+                            event,
+                            first_line,
+                        )
+                elif style != "'" and _comment_glued_to_header(text, event):
+                    _fail(
+                        "yaml_ambiguous",
+                        "a comment must be separated from a block scalar header by a space",
+                        event,
+                        first_line,
+                    )
+                if quoted_spans is not None and style in _QUOTED:
+                    quoted_spans.append((event.start_mark.index, event.end_mark.index))
+            elif in_flow and ":" in value:
+                # YAML 1.2 reads "a:b" in a flow collection as one plain scalar, YAML
+                # 1.1 (libyaml) refuses it: one document, two readings. Quote it.
                 _fail(
-                    "control_character",
-                    "an escape sequence spells a forbidden control character",
+                    "yaml_ambiguous",
+                    "an unquoted ':' inside [...] or {...} is read differently by YAML "
+                    "parsers; quote the value",
                     event,
                     first_line,
                 )
@@ -241,34 +268,11 @@ def compose_mapping(
                     event,
                     first_line,
                 )
-            if event.style in _BLOCK and _comment_glued_to_header(text, event):
-                _fail(
-                    "yaml_ambiguous",
-                    "a comment must be separated from a block scalar header by a space",
-                    event,
-                    first_line,
-                )
             nodes += 1
             if nodes > max_nodes:
                 _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
-            if in_flow and not event.style and ":" in value:
-                # YAML 1.2 reads "a:b" in a flow collection as one plain scalar, YAML
-                # 1.1 (libyaml) refuses it: one document, two readings. Quote it.
-                _fail(
-                    "yaml_ambiguous",
-                    "an unquoted ':' inside [...] or {...} is read differently by YAML "
-                    "parsers; quote the value",
-                    event,
-                    first_line,
-                )
-            if quoted_spans is not None and event.style in _QUOTED:
-                quoted_spans.append((event.start_mark.index, event.end_mark.index))
             if cur_is_map:
                 if key is _NO_KEY:
-                    if not value and not event.style:
-                        # An empty plain key is YAML's null; libyaml refuses some forms
-                        # the pure parser accepts, and a null key is no field name.
-                        _fail("yaml_null_key", "a mapping key is empty", event, first_line)
                     if value in cur:
                         _fail(
                             "duplicate_key",
@@ -277,6 +281,10 @@ def compose_mapping(
                             first_line,
                             key=value,
                         )
+                    if not value and not style:
+                        # An empty plain key is YAML's null; libyaml refuses some forms
+                        # the pure parser accepts, and a null key is no field name.
+                        _fail("yaml_null_key", "a mapping key is empty", event, first_line)
                     if value == "<<":
                         _fail("yaml_merge_key", "merge keys are not allowed", event, first_line)
                     key = value
@@ -291,10 +299,8 @@ def compose_mapping(
                 _fail("not_a_mapping", "the frontmatter must be a mapping", event, first_line)
 
         elif cls is MappingStartEvent or cls is SequenceStartEvent:
-            if event.anchor is not None:
-                _fail("yaml_anchor", "anchors are not allowed", event, first_line)
-            if event.ctag is not None:
-                _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
+            if event.anchor is not None or event.ctag is not None:
+                _fail_properties(event, first_line)
             is_map = cls is MappingStartEvent
             if cur is None and not is_map:
                 _fail("not_a_mapping", "the frontmatter must be a mapping", event, first_line)
