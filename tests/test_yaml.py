@@ -32,7 +32,8 @@ def test_compose_builds_plain_immutable_data(backend: str) -> None:
     }
     assert isinstance(value["m"], FrozenMap)
     assert isinstance(value["l"], tuple)
-    assert lines == {"a": 2, "m": 3, "l": 4}
+    assert lines.as_dict() == {"a": 2, "m": 3, "l": 4}
+    assert (lines.get("m"), lines.get("missing")) == (3, None)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

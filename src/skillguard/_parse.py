@@ -25,7 +25,7 @@ from typing import Final
 from ._errors import MalformedSkillError, SkillUsageError, safe_repr
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import EMPTY_MAP, FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
-from ._yaml import Backend, compose_mapping
+from ._yaml import Backend, KeyLines, compose_mapping
 
 __all__ = ["FORBIDDEN_CHARS", "NAME_MAX", "is_valid_name", "parse_skill", "parse_skill_with"]
 
@@ -214,7 +214,7 @@ class _Fields:
     __slots__ = ("compat", "fields", "lines", "warnings")
 
     def __init__(
-        self, fields: dict[str, YamlValue], lines: dict[str, int], profile: Profile
+        self, fields: dict[str, YamlValue], lines: KeyLines, profile: Profile
     ) -> None:
         self.fields = fields
         self.lines = lines
@@ -364,7 +364,7 @@ class _Fields:
 
 def _build(
     fields: dict[str, YamlValue],
-    lines: dict[str, int],
+    lines: KeyLines,
     body: str,
     raw: bytes,
     expected_name: str | None,

@@ -49,7 +49,14 @@ try:
 except ImportError:  # pragma: no cover - exercised on interpreters without the wheel
     _CParser = None
 
-__all__ = ["BACKENDS", "Backend", "compose_mapping", "default_backend", "has_c_parser"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "KeyLines",
+    "compose_mapping",
+    "default_backend",
+    "has_c_parser",
+]
 
 Backend: TypeAlias = Literal["c", "pure"]
 
@@ -75,6 +82,23 @@ def default_backend() -> Backend:
     return "c" if _CParser is not None else "pure"
 
 
+class KeyLines:
+    """The file line of each top-level key, worked out only when an error needs it."""
+
+    __slots__ = ("_first_line", "_marks")
+
+    def __init__(self, marks: dict[str, Any], first_line: int) -> None:
+        self._marks = marks
+        self._first_line = first_line
+
+    def get(self, key: str) -> int | None:
+        mark = self._marks.get(key)
+        return None if mark is None else int(mark.line) + self._first_line
+
+    def as_dict(self) -> dict[str, int]:
+        return {key: int(mark.line) + self._first_line for key, mark in self._marks.items()}
+
+
 def _c_events(text: str) -> Callable[[], Any]:
     if _CParser is None:  # pragma: no cover - only without the C extension
         raise SkillUsageError("bad_argument", "the C YAML parser is not installed")
@@ -94,6 +118,7 @@ BACKENDS: dict[Backend, Callable[[str], Callable[[], Any]]] = {
     "c": _c_events,
     "pure": _pure_events,
 }
+_DEFAULT_BACKEND: Backend = default_backend()
 
 
 def _line_of(event: Any, first_line: int) -> int | None:  # noqa: ANN401
@@ -171,7 +196,7 @@ def _check_lines(text: str, first_line: int) -> None:
 
 def compose_mapping(
     text: str, limits: Limits, *, first_line: int = 1, backend: Backend | None = None
-) -> tuple[dict[str, YamlValue], dict[str, int]]:
+) -> tuple[dict[str, YamlValue], KeyLines]:
     """Compose *text* (one YAML document) into a ``dict`` of plain data.
 
     ``first_line`` is the file line on which *text* starts, so error lines point into
@@ -182,7 +207,7 @@ def compose_mapping(
     """
     # Event streams are pulled lazily so that a hostile document is refused at the
     # first bad event, before the parser reads (or allocates for) the rest of it.
-    events_of = BACKENDS.get(backend or default_backend())
+    events_of = BACKENDS.get(backend or _DEFAULT_BACKEND)
     if events_of is None:
         raise SkillUsageError("bad_argument", "backend must be 'c' or 'pure'")
     _check_lines(text, first_line)
@@ -355,4 +380,4 @@ def compose_mapping(
         raise MalformedSkillError("not_a_mapping", "the frontmatter is empty", line=first_line)
     if quoted_spans is not None:
         _check_tabs(text, quoted_spans, first_line)
-    return result, {key: mark.line + first_line for key, mark in key_marks.items()}
+    return result, KeyLines(key_marks, first_line)
