@@ -116,3 +116,11 @@ def mutated_documents(draw: st.DrawFn) -> bytes:
         at = draw(st.integers(0, len(lines)))
         lines.insert(at, draw(hostile_fragments))
     return "\n".join(lines).encode("utf-8")
+
+
+# Characters that make YAML's grammar work hard, for generated near-YAML text.
+YAML_ALPHABET = " \n\t-:?[]{},#&*!|>'\"%@`\\abnxuLP01.~\u00e9\u20ac"
+
+near_yaml = st.text(YAML_ALPHABET, max_size=120).map(
+    lambda t: ("---\nname: demo\ndescription: x\n" + t + "\n---\n").encode()
+)

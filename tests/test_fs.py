@@ -5,17 +5,22 @@ Test names that start with ``test_tN_`` stop the threat ``TN`` of threat-model.m
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import socket
 import stat
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from skillguard import MalformedSkillError, SkillContainmentError, SkillNotFoundError
 from skillguard._fs import Found, _os_error, display_path, read_file_at, scan_for_skills
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 CAP = 256 * 1024
 SECRET = b"-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
@@ -42,6 +47,16 @@ def only_error(found: list[Found]) -> Exception:
     assert found[0].raw is None
     assert found[0].error is not None
     return found[0].error
+
+
+@contextlib.contextmanager
+def held_dir(path: str | Path) -> Iterator[int]:
+    """A directory descriptor, as the loader holds one, closed afterwards."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)  # noqa: TID251 - test setup
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def run_with_watchdog(target_path: Path) -> list[Found]:
@@ -156,13 +171,10 @@ def test_t12_oversize_file_is_refused_from_fstat(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     folder.mkdir()
     (folder / "SKILL.md").write_bytes(b"x" * 1001)
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)  # noqa: TID251 - test setup
-    try:
+    with held_dir(folder) as fd:
         assert read_file_at(fd, "SKILL.md", 1001, "demo") == b"x" * 1001
         with pytest.raises(MalformedSkillError) as info:
             read_file_at(fd, "SKILL.md", 1000, "demo")
-    finally:
-        os.close(fd)
     assert info.value.code == "too_large"
 
 
@@ -170,11 +182,8 @@ def test_t12_oversize_file_is_refused_from_fstat(tmp_path: Path) -> None:
 def test_t12_a_file_larger_than_its_reported_size_is_read_to_cap_plus_one() -> None:
     # /proc files report st_size 0 but hold text: a real file whose size lies, like
     # one that grows between fstat and read. The reader stops one byte past the cap.
-    fd = os.open("/proc/self", os.O_RDONLY | os.O_DIRECTORY)  # noqa: TID251 - test setup
-    try:
+    with held_dir("/proc/self") as fd:
         raw = read_file_at(fd, "status", 100, None)
-    finally:
-        os.close(fd)
     assert len(raw) == 101
 
 
@@ -194,12 +203,8 @@ def test_folder_without_skill_is_not_found(tmp_path: Path) -> None:
 
 
 def test_read_file_at_reports_missing_file(tmp_path: Path) -> None:
-    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)  # noqa: TID251 - test setup
-    try:
-        with pytest.raises(SkillNotFoundError) as info:
-            read_file_at(fd, "SKILL.md", CAP, "demo")
-    finally:
-        os.close(fd)
+    with held_dir(tmp_path) as fd, pytest.raises(SkillNotFoundError) as info:
+        read_file_at(fd, "SKILL.md", CAP, "demo")
     assert info.value.code == "missing"
 
 
@@ -350,11 +355,8 @@ def test_t11_fifo_read_directly_is_refused_by_fstat(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 def test_t12_a_file_whose_size_lies_is_read_to_its_end_under_the_cap() -> None:
-    fd = os.open("/proc/self", os.O_RDONLY | os.O_DIRECTORY)  # noqa: TID251 - test setup
-    try:
+    with held_dir("/proc/self") as fd:
         raw = read_file_at(fd, "status", CAP, None)
-    finally:
-        os.close(fd)
     assert raw.startswith(b"Name:")
     assert len(raw) < CAP
 
@@ -362,12 +364,8 @@ def test_t12_a_file_whose_size_lies_is_read_to_its_end_under_the_cap() -> None:
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs /proc")
 def test_a_read_error_is_reported_as_unreadable() -> None:
     # /proc/self/mem is a regular file whose read at offset 0 fails with EIO.
-    fd = os.open("/proc/self", os.O_RDONLY | os.O_DIRECTORY)  # noqa: TID251 - test setup
-    try:
-        with pytest.raises(SkillNotFoundError) as info:
-            read_file_at(fd, "mem", CAP, None)
-    finally:
-        os.close(fd)
+    with held_dir("/proc/self") as fd, pytest.raises(SkillNotFoundError) as info:
+        read_file_at(fd, "mem", CAP, None)
     assert info.value.code == "unreadable"
     assert isinstance(info.value.__cause__, OSError)
 

@@ -213,9 +213,7 @@ class _Fields:
 
     __slots__ = ("compat", "fields", "lines", "warnings")
 
-    def __init__(
-        self, fields: dict[str, YamlValue], lines: KeyLines, profile: Profile
-    ) -> None:
+    def __init__(self, fields: dict[str, YamlValue], lines: KeyLines, profile: Profile) -> None:
         self.fields = fields
         self.lines = lines
         self.compat = profile == "compat"
