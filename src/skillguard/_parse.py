@@ -10,7 +10,8 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
 3. Fences: line 1 is ``---`` (trailing blanks allowed); the frontmatter ends at the
    first later line of the same shape; the body is everything after it.
 4. YAML as data only (see ``_yaml``).
-5. Agent Skills fields, with the ``strict`` or ``compat`` profile.
+5. Agent Skills fields, with the ``strict`` or ``compat`` profile; every spec string
+   field, tool and step refuses the invisible characters of ``FORBIDDEN_RANGES``.
 
 ``parse_skill`` returns a ``Skill`` or raises ``MalformedSkillError``; any other
 exception is a bug (the fuzz targets check exactly this).
@@ -27,7 +28,14 @@ from ._limits import DEFAULT_LIMITS, Limits
 from ._model import EMPTY_MAP, FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._yaml import Backend, KeyLines, compose_mapping
 
-__all__ = ["FORBIDDEN_CHARS", "NAME_MAX", "is_valid_name", "parse_skill", "parse_skill_with"]
+__all__ = [
+    "FORBIDDEN_CHARS",
+    "FORBIDDEN_RANGES",
+    "NAME_MAX",
+    "is_valid_name",
+    "parse_skill",
+    "parse_skill_with",
+]
 
 NAME_MAX: Final = 64
 DESCRIPTION_MAX: Final = 1024
@@ -35,13 +43,11 @@ COMPATIBILITY_MAX: Final = 500
 
 _BOM: Final = b"\xef\xbb\xbf"
 _NAME_RE: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_FENCE_RE: Final = re.compile(r"^---[ \t]*$", re.MULTILINE)
+_FENCE_RE: Final = re.compile(r"---[ \t]*")  # a whole line, with fullmatch()
 # C0/C1 controls (tab and newline aside), the line and paragraph separators and a BOM
 # inside the text: invisible to a reviewer, and the two YAML parsers disagree on them.
 _FRONTMATTER_FORBIDDEN_RE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 _ASCII_ALLOWED: Final = b"\t\n" + bytes(range(0x20, 0x7F))
-# Bidirectional overrides and isolates, zero-width characters and the BOM: they
-# carry text past a human reviewer that a model still reads (threat-model.md T8).
 # Invisible and bidirectional characters: they carry text past a human reviewer that a
 # model still reads (threat-model.md T8). Inclusive ranges of code points.
 FORBIDDEN_RANGES: Final = (

@@ -7,17 +7,20 @@ refuse aliases. Instead we pull parser *events* one at a time and build the valu
 ourselves, iteratively, refusing at the first event that breaks a rule:
 
 * no anchors, no aliases (no billion-laughs expansion, no shared structure);
-* no explicit tags of any kind, no ``%YAML``/``%TAG`` directives;
-* exactly one document;
+* no explicit tags of any kind, no directive lines (``%YAML``, ``%TAG``, reserved);
+* exactly one document, and no ``...`` end marker lines;
 * mapping keys are scalars, compared as the strings they denote, never repeated
-  at any depth, and never the merge key ``<<``;
+  at any depth, never empty and unquoted, and never the merge key ``<<``;
 * depth, node count and scalar length are capped by :class:`Limits`;
 * every scalar stays a string: no implicit typing at all.
 
-The C parser (libyaml via ``ruamel.yaml.clib``) is used where it is installed; the
-pure-Python parser is the fallback. The text reaching either one has already been
-cleared of control and line-separator characters, which is what keeps their
-answers identical (a differential test and fuzz target check this).
+The C parser (libyaml via ``ruamel.yaml.clib``, YAML 1.1) is used where it is
+installed; the pure-Python parser (YAML 1.2) is the fallback. They must give the same
+answer for every input (threat-model.md T6; a differential test and fuzz target check
+it). The text reaching them has been cleared of control and line-separator characters
+by ``_parse``, and the constructs the two grammars read differently are refused here:
+tabs outside quoted scalars, empty unquoted keys, an unquoted ``:`` inside a flow
+collection, a ``#`` glued to a block scalar header, and the lines named above.
 """
 
 from __future__ import annotations
@@ -62,9 +65,8 @@ Backend: TypeAlias = Literal["c", "pure"]
 
 _NO_KEY: Any = object()
 _QUOTED = ("'", '"')
-# Checked again after unescaping: a double-quoted scalar can spell a control
-# character as an escape ("\x1b", "\u2028") that the raw-text check cannot see.
-# The raw-text rules of _parse, plus lone surrogates, which only "\ud800" can spell.
+# _parse refuses these characters in the raw text; a double-quoted scalar can still
+# spell them as escapes ("\x1b", "\u2028"), and lone surrogates ("\ud800") too.
 _ESCAPED_FORBIDDEN_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 _BLOCK = ("|", ">")
 # Lines that only a directive ("%YAML", "%TAG", a reserved "%FOO") or a document end
@@ -367,7 +369,9 @@ def compose_mapping(
                     event,
                     first_line,
                 )
-            if event.version is not None or event.tags:
+            if event.version is not None or event.tags:  # pragma: no cover - backstop
+                # _check_lines refuses every directive line before parsing; this stays
+                # so that the rule does not rest on a text scan alone.
                 _fail(
                     "yaml_directive", "%YAML and %TAG directives are not allowed", event, first_line
                 )
