@@ -43,16 +43,37 @@ def test_the_check_can_fail() -> None:
     ]
 
 
-def test_only_the_edge_module_imports_os_for_io() -> None:
+def _os_attributes(module: str) -> set[str]:
+    tree = ast.parse((SRC / module).read_text())
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == "os":
+                used.add(node.attr)
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "os"
+        ):
+            used.add(f"{node.value.attr}.{node.attr}")
+    return used
+
+
+def test_only_saferoot_touches_the_file_system() -> None:
     users = sorted(p.name for p in SRC.glob("_*.py") if "import os" in p.read_text())
-    assert users == ["_cli.py", "_fs.py"]
+    assert users == ["_cli.py", "_discover.py", "_fs.py"]
     # The command line uses os only to silence stdout after a broken pipe.
-    tree = ast.parse((SRC / "_cli.py").read_text())
-    used = {
-        node.attr
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "os"
+    assert _os_attributes("_cli.py") == {"open", "devnull", "O_WRONLY", "dup2", "close"}
+    # Discovery uses os for path strings and the environment, never to open or stat.
+    assert _os_attributes("_discover.py") <= {
+        "environ",
+        "fspath",
+        "PathLike",
+        "pathsep",
+        "path",
+        "path.join",
+        "path.expanduser",
+        "path.basename",
+        "path.normpath",
     }
-    assert used == {"open", "devnull", "O_WRONLY", "dup2", "close"}

@@ -16,9 +16,10 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ._errors import SkillError
-from ._fs import Found, Scan, display_path, scan_for_skills
+from ._fs import display_path
 from ._limits import DEFAULT_LIMITS
 from ._parse import FORBIDDEN_CHARS, parse_skill
+from ._scan import Found, Scan, scan_for_skills
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -114,10 +115,15 @@ def _check(found: Found, profile: Profile) -> dict[str, Any]:
         skill = parse_skill(found.raw, expected_name=found.folder, profile=profile)
     except SkillError as error:
         result["errors"].append(_error_entry(error))
-        return result
-    result["skill"] = skill.name
-    result["ok"] = True
-    result["warnings"] = [{"code": w.code, "message": w.message} for w in skill.warnings]
+    else:
+        result["skill"] = skill.name
+        result["warnings"] = [{"code": w.code, "message": w.message} for w in skill.warnings]
+    # The whole folder: what a loader would refuse to serve fails the skill too.
+    result["errors"].extend(_error_entry(problem) for problem in found.problems)
+    result["warnings"].extend(
+        {"code": note.code, "message": f"{note.path}: {note.reason}"} for note in found.notes
+    )
+    result["ok"] = not result["errors"]
     return result
 
 
@@ -146,9 +152,7 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     skipped: list[dict[str, str]] = []
     for path in args.paths:
         try:
-            scan: Scan = scan_for_skills(
-                path, max_depth=args.max_depth, cap=DEFAULT_LIMITS.max_skill_bytes
-            )
+            scan: Scan = scan_for_skills(path, max_depth=args.max_depth, limits=DEFAULT_LIMITS)
             results.extend(_check(found, args.profile) for found in scan.found)
         except Exception as exc:  # a bug; reported, never a traceback
             results.append(_internal_error(path, exc))

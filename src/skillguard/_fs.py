@@ -1,46 +1,76 @@
-"""The edge where skillguard touches the file system, and the only one.
+"""SafeRoot: the one place where skillguard touches the file system.
 
-Rules (threat-model.md T10-T13):
+Rules (threat-model.md T10-T12, T15-T20). A ``SafeRoot`` is opened once on a path
+the caller trusts and holds that directory's descriptor; every access below it is
+relative to the descriptor, and:
 
-* Only the path the operator names is resolved by the OS (it is trusted, as the
-  root of a ``SafeRoot`` will be). Below it, every directory is opened from the
-  held descriptor of its parent, one component at a time, with ``O_NOFOLLOW``;
-  no path string is ever opened again after it was checked.
-* ``SKILL.md`` is looked at with ``lstat`` through the parent's descriptor first,
-  so a device, FIFO or socket is refused without ever being opened; it is then
-  opened ``O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|O_CLOEXEC`` and ``fstat`` of *that*
-  descriptor must say "regular file" (the authoritative check: it cannot race).
-* The size from ``fstat`` is checked against the cap, then at most cap+1 bytes are
-  read from the same descriptor; the parser hashes and parses exactly those bytes.
-* A symlinked folder is never followed; it is reported. Nothing found is dropped:
-  every folder that could hold a skill is either read or reported with a reason.
+* Names are validated before any system call: relative, no empty component (so no
+  trailing ``/`` and no ``//``), no ``.`` or ``..``, no NUL, no control characters,
+  no backslash, bounded length. Nothing is ever resolved by a path string again.
+* Directories are opened with ``openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+  RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)`` where the kernel has it, and otherwise
+  one component at a time from the held descriptor with
+  ``O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC``, checking ``st_dev`` of each. Both resolvers
+  give the same answers (every containment test runs against both).
+* A file is looked at with ``lstat`` through its directory's descriptor (a device,
+  FIFO or socket is refused without being opened), opened
+  ``O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|O_CLOEXEC``, and ``fstat`` of *that* descriptor
+  must show a regular file with one link on the root's device (the authoritative
+  check: it cannot race). The size from ``fstat`` is checked against the cap, then at
+  most cap+1 bytes are read from the same descriptor; callers hash and parse exactly
+  those bytes.
+* Listings are bounded, and every entry not taken has a typed reason.
 * Every ``OSError`` becomes a ``SkillContainmentError`` or ``SkillNotFoundError``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import stat
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 
-from ._errors import MalformedSkillError, SkillContainmentError, SkillError, SkillNotFoundError
+from ._errors import (
+    MalformedSkillError,
+    SkillContainmentError,
+    SkillError,
+    SkillNotFoundError,
+    SkillUsageError,
+    safe_repr,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from types import TracebackType
 
-__all__ = ["SKILL_FILE", "Found", "Scan", "Skipped", "display_path", "scan_for_skills"]
+__all__ = [
+    "SKILL_FILE",
+    "Entry",
+    "Listing",
+    "Resolver",
+    "SafeRoot",
+    "Skipped",
+    "display_path",
+    "openat2_available",
+    "resolve_trusted",
+    "split_name",
+    "split_operator_path",
+]
 
 SKILL_FILE = "SKILL.md"
-# Folders that hold tooling, never skills, and can be huge; skipping them is documented.
-EXCLUDED_DIRS = frozenset({".git", "node_modules"})
+Resolver: TypeAlias = Literal["auto", "openat2", "walk"]
 
-_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
-_NOFOLLOW_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_WALK_DIR_FLAGS = _DIR_FLAGS | os.O_NOFOLLOW
+_ROOT_FLAGS = _DIR_FLAGS | os.O_NONBLOCK
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _READ_CHUNK = 64 * 1024
+_MAX_NAME_BYTES = 255  # NAME_MAX on Linux and the BSDs
+_MAX_PATH_CHARS = 4096  # PATH_MAX
+_CONTROL = frozenset(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)])
 
 
 def display_path(path: str) -> str:
@@ -48,281 +78,606 @@ def display_path(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-@attrs.frozen
-class Found:
-    """A folder that holds (or, as a PATH, should hold) a skill, with its bytes or error."""
-
-    path: str
-    folder: str | None
-    raw: bytes | None = None
-    error: SkillError | None = None
+# -- names ---------------------------------------------------------------------------
 
 
-@attrs.frozen
-class Skipped:
-    """A folder that was deliberately not searched, with a typed reason."""
-
-    path: str
-    code: str
-    reason: str
+def _bad_name(reason: str, name: str) -> SkillContainmentError:
+    return SkillContainmentError("bad_name", f"{reason}: {safe_repr(name)}")
 
 
-@attrs.frozen
-class Scan:
-    found: tuple[Found, ...]
-    skipped: tuple[Skipped, ...]
+def split_name(relpath: str) -> tuple[str, ...]:
+    """Validate an untrusted relative path and split it into components.
+
+    ``""`` is the root itself. Raises ``SkillContainmentError`` (``path_escape`` for
+    absolute paths and ``.``/``..`` components, ``bad_name`` for the rest) before any
+    system call is made, and ``SkillUsageError`` when *relpath* is not a ``str``.
+    """
+    if not isinstance(relpath, str):
+        raise SkillUsageError("bad_argument", "a path must be a str")
+    if not relpath:
+        return ()
+    if len(relpath) > _MAX_PATH_CHARS:
+        raise _bad_name("the path is too long", relpath)
+    if relpath.startswith("/"):
+        raise SkillContainmentError("path_escape", f"absolute path {safe_repr(relpath)}")
+    parts = tuple(relpath.split("/"))
+    for part in parts:
+        if part in (".", ".."):
+            raise SkillContainmentError(
+                "path_escape", f"'.' or '..' in the path {safe_repr(relpath)}"
+            )
+        if not part:
+            # Also refuses a trailing "/" and "//" (the shape of Go's CVE-2026-39822).
+            raise _bad_name("an empty path component", relpath)
+        if not _CONTROL.isdisjoint(part) or "\\" in part:
+            raise _bad_name("a control character or backslash in the path", relpath)
+        try:
+            encoded = part.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: bytes that were never UTF-8
+            raise _bad_name("a path component that is not UTF-8", relpath) from None
+        if len(encoded) > _MAX_NAME_BYTES:
+            raise _bad_name("a path component is too long", relpath)
+    return parts
 
 
-def _os_error(exc: OSError, what: str, name: str | None) -> SkillError:
+# -- openat2 -------------------------------------------------------------------------
+
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture (unified table)
+_RESOLVE_NO_XDEV = 0x01
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
+_EAGAIN_RETRIES = 8
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = (
+        ("flags", ctypes.c_uint64),
+        ("mode", ctypes.c_uint64),
+        ("resolve", ctypes.c_uint64),
+    )
+
+
+def _load_syscall() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        syscall = libc.syscall
+    except (OSError, AttributeError):  # pragma: no cover - a libc without syscall()
+        return None
+    syscall.restype = ctypes.c_long
+    return syscall
+
+
+_syscall = _load_syscall()
+
+
+def _openat2(dir_fd: int, path: str, flags: int, resolve: int) -> int:
+    """openat2(2); returns the new descriptor or raises OSError (EAGAIN retried)."""
+    assert _syscall is not None
+    how = _OpenHow(flags, 0, resolve)
+    encoded = path.encode("utf-8")
+    for _ in range(_EAGAIN_RETRIES):
+        result = int(
+            _syscall(
+                ctypes.c_long(_SYS_OPENAT2),
+                ctypes.c_int(dir_fd),
+                ctypes.c_char_p(encoded),
+                ctypes.byref(how),
+                ctypes.c_size_t(ctypes.sizeof(how)),
+            )
+        )
+        if result >= 0:
+            return result
+        code = ctypes.get_errno()
+        if code != errno.EAGAIN:
+            break
+    raise OSError(code, os.strerror(code), path)
+
+
+def _probe_openat2() -> bool:
+    if _syscall is None:
+        return False
+    probe = os.open("/", _DIR_FLAGS)  # probing the kernel
+    try:
+        fd = _openat2(probe, ".", _DIR_FLAGS, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)
+    except OSError:  # ENOSYS (old kernel), EPERM (seccomp filter) or anything else
+        return False
+    finally:
+        os.close(probe)
+    os.close(fd)
+    return True
+
+
+_OPENAT2 = _probe_openat2()
+
+
+def openat2_available() -> bool:
+    """Whether this kernel lets skillguard use openat2(2) (Linux 5.6 and newer)."""
+    return _OPENAT2
+
+
+def _platform_supported() -> bool:
+    return (
+        hasattr(os, "O_NOFOLLOW")
+        and hasattr(os, "O_DIRECTORY")
+        and os.open in os.supports_dir_fd
+        and os.stat in os.supports_dir_fd
+        and os.stat in os.supports_follow_symlinks
+        and os.scandir in os.supports_fd
+    )
+
+
+# -- errors --------------------------------------------------------------------------
+
+
+def _os_error(exc: OSError, what: str) -> SkillError:
     """Map an OS error to a typed one, keeping the OS error as ``__cause__``."""
-    error = _classify(exc, what, name)
+    error = _classify(exc, what)
     error.__cause__ = exc
     return error
 
 
-def _classify(exc: OSError, what: str, name: str | None) -> SkillError:
-    if exc.errno == errno.ELOOP:
-        return SkillContainmentError("symlink", f"{what} is a symlink", name=name)
-    if exc.errno in (errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
-        return SkillContainmentError("not_regular_file", f"{what} is not a regular file", name=name)
-    if exc.errno == errno.ENOTDIR:
-        return SkillContainmentError("not_a_directory", f"{what} is not a directory", name=name)
-    if exc.errno in (errno.ENOENT, errno.ENAMETOOLONG):
-        return SkillNotFoundError("missing", f"{what} does not exist", name=name)
+def _classify(exc: OSError, what: str) -> SkillError:
+    code = exc.errno
+    if code == errno.ELOOP:
+        return SkillContainmentError("symlink", f"{what} is or passes through a symlink")
+    if code == errno.EXDEV:
+        return SkillContainmentError("cross_device", f"{what} is on another file system")
+    if code in (errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
+        return SkillContainmentError("not_regular_file", f"{what} is not a regular file")
+    if code == errno.ENOTDIR:
+        return SkillContainmentError("not_a_directory", f"{what}: a component is not a folder")
+    if code in (errno.ENOENT, errno.ENAMETOOLONG):
+        return SkillNotFoundError("missing", f"{what} does not exist")
     return SkillNotFoundError(
-        "unreadable",
-        f"{what} cannot be read ({errno.errorcode.get(exc.errno or 0, 'EIO')})",
-        name=name,
+        "unreadable", f"{what} cannot be read ({errno.errorcode.get(code or 0, 'EIO')})"
     )
 
 
-def _read_capped(fd: int, cap: int, name: str | None) -> bytes:
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise SkillContainmentError(
-            "not_regular_file", f"{SKILL_FILE} is not a regular file", name=name
-        )
-    if info.st_size > cap:
-        raise MalformedSkillError("too_large", f"the file is larger than {cap} bytes", name=name)
-    # Ask for one byte more than fstat reported: a short read is then EOF, so the
-    # usual file takes one read() call. A file that grows meanwhile keeps being read,
-    # up to one byte past the cap, which is enough for the parser to refuse it.
-    limit = cap + 1
-    want = min(info.st_size + 1, limit)
-    chunk = os.read(fd, want)
-    if len(chunk) < want:
-        return chunk
-    chunks = [chunk]
-    total = len(chunk)
-    while total < limit:
-        chunk = os.read(fd, min(limit - total, _READ_CHUNK))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
+# -- values --------------------------------------------------------------------------
 
 
-def read_file_at(dir_fd: int, filename: str, cap: int, name: str | None) -> bytes:
-    """Read the regular file *filename* in the directory *dir_fd*, at most cap+1 bytes.
+@attrs.frozen
+class Entry:
+    """A directory entry a listing took: a folder or a regular single-link file."""
 
-    Raises ``SkillContainmentError`` (symlink, special file), ``SkillNotFoundError``
-    (missing, unreadable) or ``MalformedSkillError`` (``too_large``).
+    name: str
+    kind: Literal["dir", "file"]
+    size: int = 0
+
+
+@attrs.frozen
+class Skipped:
+    """An entry that was not taken, with a typed reason (nothing is dropped silently).
+
+    ``entry`` says what the entry was, as far as the listing could tell without
+    following anything: ``dir``, ``file``, ``link``, ``special`` or ``""``.
     """
-    what = filename if filename == SKILL_FILE else "the skill file"
-    try:
-        info = os.stat(filename, dir_fd=dir_fd, follow_symlinks=False)
-    except OSError as exc:
-        raise _os_error(exc, what, name) from exc
-    if stat.S_ISLNK(info.st_mode):
-        raise SkillContainmentError("symlink", f"{what} is a symlink", name=name)
-    if not stat.S_ISREG(info.st_mode):
-        raise SkillContainmentError("not_regular_file", f"{what} is not a regular file", name=name)
-    try:
-        fd = os.open(filename, _FILE_FLAGS, dir_fd=dir_fd)  # noqa: TID251 - this is the edge
-    except OSError as exc:
-        raise _os_error(exc, what, name) from exc
-    try:
-        return _read_capped(fd, cap, name)
-    except OSError as exc:
-        raise _os_error(exc, what, name) from exc
-    finally:
-        os.close(fd)
+
+    path: str
+    code: str
+    reason: str
+    kind: str = "containment"
+    entry: str = ""
 
 
-def _read_found(dir_fd: int, path: str, folder: str | None, filename: str, cap: int) -> Found:
-    try:
-        raw = read_file_at(dir_fd, filename, cap, folder)
-    except SkillError as exc:
-        return Found(path, folder, error=exc)
-    return Found(path, folder, raw=raw)
+@attrs.frozen
+class Listing:
+    entries: tuple[Entry, ...]
+    skipped: tuple[Skipped, ...]
 
 
-def _has_entry(dir_fd: int, filename: str) -> bool:
-    try:
-        os.stat(filename, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True  # present but odd: reading it reports the exact reason
-    return True
+def _join(base: str, name: str) -> str:
+    if not base:
+        return name
+    return f"{base}/{name}" if name else base
 
 
-def scan_for_skills(path: str, *, max_depth: int, cap: int) -> Scan:
-    """Find and read every skill under *path*, the operator's trusted starting point.
+# -- SafeRoot ------------------------------------------------------------------------
 
-    *path* is a ``SKILL.md`` file, a skill folder, or a root searched down to
-    *max_depth* levels. Returns one ``Found`` per skill folder (or one ``not_found``
-    when there is none) and the folders deliberately not searched. Never raises for
-    anything on disk.
+
+class SafeRoot:
+    """A directory the caller trusts, and nothing outside it.
+
+    ``SafeRoot(path)`` opens *path* (resolved by the OS: it is the caller's own) and
+    holds its descriptor. Every method takes a relative, ``/``-separated path that is
+    validated by :func:`split_name` and resolved beneath the held descriptor only.
+
+    *allow_hardlinks* accepts files with more than one link (a hard link can alias a
+    file outside the root); *allow_cross_device* accepts entries on another file
+    system (a mount point inside the root). *resolver* picks ``openat2`` or the
+    component ``walk``; ``auto`` uses openat2 where the kernel has it.
+
+    Raises ``SkillUsageError`` on a platform without ``O_NOFOLLOW`` and ``dir_fd``
+    support (there is no safe fallback to path checks), and ``SkillContainmentError``
+    / ``SkillNotFoundError`` when *path* is not an openable directory.
     """
-    if os.path.basename(path.rstrip(os.sep)) == SKILL_FILE:
-        # Named as the skill file itself: read as a file, so that a SKILL.md that is
-        # a symlink (even to a folder) is refused, never followed.
-        return Scan((_read_given_file(path, cap),), ())
-    try:
-        # O_DIRECTORY makes open() fail with ENOTDIR before a FIFO or device is
-        # opened, and O_NONBLOCK guards the rest; nothing here can block.
-        root_fd = os.open(path, _ROOT_FLAGS)  # noqa: TID251 - the operator's own path
-    except OSError:
-        # Not a directory we can open: a file, or a link, FIFO, device, or nothing.
-        # Reading it through its parent's descriptor reports exactly which.
-        return Scan((_read_given_file(path, cap),), ())
-    found: list[Found] = []
-    skipped: list[Skipped] = []
-    try:
-        _walk(root_fd, path, _folder_name(path), max_depth, cap, found, skipped)
-    finally:
-        os.close(root_fd)
-    if not found:
-        error = SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found")
-        found.append(Found(path, None, error=error))
-    return Scan(tuple(found), tuple(skipped))
 
+    _fd: int | None = None  # until __init__ has opened the root
 
-def _folder_name(path: str) -> str:
-    return os.path.basename(os.path.abspath(path))
-
-
-def _read_given_file(path: str, cap: int) -> Found:
-    parent, filename = os.path.split(os.path.abspath(path))
-    folder = os.path.basename(parent) or None
-    if path.endswith(os.sep):
-        error: SkillError = SkillContainmentError(
-            "not_a_directory", "the path ends with '/' but is not a folder", name=folder
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        allow_hardlinks: bool = False,
+        allow_cross_device: bool = False,
+        resolver: Resolver = "auto",
+    ) -> None:
+        if not _platform_supported():  # pragma: no cover - POSIX platforms all qualify
+            raise SkillUsageError(
+                "unsupported_platform",
+                "this platform lacks O_NOFOLLOW and dir_fd support; skillguard will not "
+                "fall back to path checks",
+            )
+        if resolver not in ("auto", "openat2", "walk"):
+            raise SkillUsageError("bad_argument", "resolver must be 'auto', 'openat2' or 'walk'")
+        if resolver == "openat2" and not _OPENAT2:
+            raise SkillUsageError("unsupported_platform", "openat2(2) is not available here")
+        self.path = os.fspath(path)
+        self.allow_hardlinks = allow_hardlinks
+        self.allow_cross_device = allow_cross_device
+        self.resolver: Literal["openat2", "walk"] = (
+            "openat2" if resolver == "openat2" or (resolver == "auto" and _OPENAT2) else "walk"
         )
-        return Found(path, folder, error=error)
-    try:
-        parent_fd = os.open(parent, _ROOT_FLAGS)  # noqa: TID251 - the operator's own path
-    except OSError as exc:
-        return Found(path, folder, error=_os_error(exc, "the folder", folder))
-    try:
-        found = _read_found(parent_fd, path, folder, filename, cap)
-    finally:
-        os.close(parent_fd)
-    if isinstance(found.error, SkillNotFoundError) and found.error.code == "missing":
-        # Nothing is there at all: it was no skill file, so it names no skill either.
-        error = SkillNotFoundError("missing", "the path does not exist")
-        error.__cause__ = found.error.__cause__
-        return Found(path, None, error=error)
-    return found
+        self._resolve = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
+        if not allow_cross_device:
+            self._resolve |= _RESOLVE_NO_XDEV
+        try:
+            # O_DIRECTORY fails with ENOTDIR before a FIFO or device is opened.
+            fd = os.open(self.path, _ROOT_FLAGS)  # the trusted root itself
+        except OSError as exc:
+            raise _os_error(exc, "the root") from exc
+        self._fd: int | None = fd
+        info = os.fstat(fd)
+        # Containment is judged against the device of the outermost root.
+        self.device = info.st_dev
+        self.identity = (info.st_dev, info.st_ino)
 
+    # The descriptor's lifetime -----------------------------------------------------
 
-def _subdirs(dir_fd: int) -> Iterator[tuple[str, bool]]:
-    """Sorted (name, is_symlink) of the entries that are directories or symlinks."""
-    with os.scandir(dir_fd) as entries:
-        names = sorted(
-            (entry.name, entry.is_symlink())
-            for entry in entries
-            if entry.is_symlink() or entry.is_dir(follow_symlinks=False)
-        )
-    return iter(names)
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
+    def __enter__(self) -> SafeRoot:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
 
-def _enter(
-    dir_fd: int, path: str, folder: str, cap: int, found: list[Found]
-) -> Iterator[tuple[str, bool]] | None:
-    """Read the skill in this folder, or list its sub-folders to search them.
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
-    Returns the sub-folders to visit, or ``None`` when the folder is a skill folder
-    (skills are not searched for nested skills) or cannot be listed (reported).
-    """
-    if _has_entry(dir_fd, SKILL_FILE):
-        found.append(_read_found(dir_fd, path, folder, SKILL_FILE, cap))
-        return None
-    try:
-        return _subdirs(dir_fd)
-    except OSError as exc:  # pragma: no cover - EACCES/EIO on a folder that opened
-        found.append(Found(path, folder, error=_os_error(exc, "the folder", folder)))
-        return None
+    def __del__(self) -> None:
+        self.close()
 
+    def __repr__(self) -> str:
+        return f"SafeRoot({self.path!r}, resolver={self.resolver!r})"
 
-def _walk(
-    root_fd: int,
-    root_path: str,
-    root_folder: str,
-    max_depth: int,
-    cap: int,
-    found: list[Found],
-    skipped: list[Skipped],
-) -> None:
-    """Depth-first search from *root_fd*; at most one descriptor per level is open."""
-    children = _enter(root_fd, root_path, root_folder, cap, found)
-    if children is None:
-        return
-    # Each frame: (fd, path, depth, iterator over its sub-folders). The root fd is
-    # owned by the caller; the others are closed here when their frame is popped.
-    stack = [(root_fd, root_path, 0, children)]
-    try:
-        while stack:
-            fd, base, depth, children = stack[-1]
-            entry = next(children, None)
-            if entry is None:
-                stack.pop()
-                if fd != root_fd:
-                    os.close(fd)
-                continue
-            name, is_link = entry
-            if name in EXCLUDED_DIRS:
-                continue
-            child_path = os.path.join(base, name)
-            if is_link:
-                target = _link_target_kind(fd, name)
-                if target == "dir":
-                    error = SkillContainmentError(
-                        "symlink", "a symlinked folder is not followed", name=name
-                    )
-                    found.append(Found(child_path, name, error=error))
-                elif target == "none":
-                    # It could have been a skill folder; say that it was not followed.
-                    reason = "a symlink that resolves to nothing is not followed"
-                    skipped.append(Skipped(child_path, "symlink", reason))
-                continue
-            if depth + 1 > max_depth:
-                reason = f"deeper than --max-depth {max_depth}"
-                skipped.append(Skipped(child_path, "too_deep", reason))
-                continue
+    @property
+    def fd(self) -> int:
+        if self._fd is None:
+            raise SkillUsageError("closed", "the SafeRoot is closed")
+        return self._fd
+
+    # Opening -----------------------------------------------------------------------
+
+    def _open_dir(self, parts: tuple[str, ...], what: str) -> int:
+        """A new descriptor for the folder *parts* beneath the root."""
+        root = self.fd
+        if not parts:
+            return os.dup(root)
+        if self.resolver == "openat2":
             try:
-                child_fd = os.open(name, _NOFOLLOW_DIR_FLAGS, dir_fd=fd)  # noqa: TID251
-            except OSError as exc:  # swapped for a link or removed since it was listed
-                found.append(Found(child_path, name, error=_os_error(exc, "the folder", name)))
-                continue
-            grandchildren = _enter(child_fd, child_path, name, cap, found)
-            if grandchildren is None:
-                os.close(child_fd)
-                continue
-            stack.append((child_fd, child_path, depth + 1, grandchildren))
-    finally:
-        for fd, _, _, _ in stack:
-            if fd != root_fd:
-                os.close(fd)
+                return _openat2(root, "/".join(parts), _DIR_FLAGS, self._resolve)
+            except OSError as exc:
+                raise _os_error(exc, what) from exc
+        current = root
+        try:
+            for part in parts:
+                try:
+                    fd = os.open(part, _WALK_DIR_FLAGS, dir_fd=current)
+                except OSError as exc:
+                    if exc.errno == errno.ENOTDIR and self._is_link(part, current):
+                        # O_DIRECTORY|O_NOFOLLOW reports a symlink as ENOTDIR; openat2
+                        # says ELOOP. Both resolvers give the same answer: "symlink".
+                        exc = OSError(errno.ELOOP, os.strerror(errno.ELOOP), part)
+                    raise _os_error(exc, what) from exc
+                if current != root:
+                    os.close(current)
+                current = fd
+                self._check_device(fd, what)
+        except BaseException:
+            if current != root:
+                os.close(current)
+            raise
+        return current
+
+    def folder_identity(self, relpath: str) -> tuple[int, int]:
+        """``(st_dev, st_ino)`` of the folder *relpath*, to recognise one reached twice."""
+        parts = split_name(relpath)
+        if not parts:
+            return self.identity
+        fd = self._open_dir(parts, "the folder")
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
+        return (info.st_dev, info.st_ino)
+
+    def _check_device(self, fd: int, what: str) -> None:
+        if not self.allow_cross_device and os.fstat(fd).st_dev != self.device:
+            raise SkillContainmentError("cross_device", f"{what} is on another file system")
+
+    @staticmethod
+    def _is_link(name: str, dir_fd: int) -> bool:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            return False
+        return stat.S_ISLNK(info.st_mode)
+
+    def open_dir(self, relpath: str) -> SafeRoot:
+        """A ``SafeRoot`` of its own for the folder *relpath*, with the same options.
+
+        Its ``identity`` is the folder's own ``(st_dev, st_ino)``; containment stays
+        judged against this root's device.
+        """
+        parts = split_name(relpath)
+        fd = self._open_dir(parts, "the folder")
+        child = object.__new__(SafeRoot)
+        child.path = os.path.join(self.path, *parts)
+        child.allow_hardlinks = self.allow_hardlinks
+        child.allow_cross_device = self.allow_cross_device
+        child.resolver = self.resolver
+        child._resolve = self._resolve
+        child._fd = fd
+        child.device = self.device
+        info = os.fstat(fd)
+        child.identity = (info.st_dev, info.st_ino)
+        return child
+
+    # Reading -----------------------------------------------------------------------
+
+    def read_file(
+        self,
+        relpath: str,
+        *,
+        cap: int,
+        oversize: type[SkillError] = SkillContainmentError,
+    ) -> bytes:
+        """The bytes of the regular file *relpath*: at most cap+1 of them.
+
+        A file whose ``fstat`` size is over *cap* raises *oversize* (code
+        ``too_large``) without being read. Raises ``SkillContainmentError``
+        (``symlink``, ``not_regular_file``, ``hardlink``, ``cross_device``,
+        ``not_a_directory``, ``bad_name``, ``path_escape``) and ``SkillNotFoundError``
+        (``missing``, ``unreadable``).
+        """
+        parts = split_name(relpath)
+        if not parts:
+            raise _bad_name("a file path is required", relpath)
+        what = "the file" if parts[-1] != SKILL_FILE else SKILL_FILE
+        dir_fd = self._open_dir(parts[:-1], what)
+        try:
+            return self._read_at(dir_fd, parts[-1], cap, oversize, what)
+        finally:
+            if dir_fd != self._fd:
+                os.close(dir_fd)
+
+    def read_skill_file(self, folder: str = "", *, cap: int) -> bytes:
+        """``SKILL.md`` in *folder*, where an oversize file is a ``MalformedSkillError``."""
+        return self.read_file(_join(folder, SKILL_FILE), cap=cap, oversize=MalformedSkillError)
+
+    def _read_at(
+        self, dir_fd: int, name: str, cap: int, oversize: type[SkillError], what: str
+    ) -> bytes:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            raise _os_error(exc, what) from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise SkillContainmentError("symlink", f"{what} is a symlink")
+        if not stat.S_ISREG(info.st_mode):
+            raise SkillContainmentError("not_regular_file", f"{what} is not a regular file")
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            raise _os_error(exc, what) from exc
+        try:
+            return self._read_fd(fd, cap, oversize, what)
+        except OSError as exc:
+            raise _os_error(exc, what) from exc
+        finally:
+            os.close(fd)
+
+    def _read_fd(self, fd: int, cap: int, oversize: type[SkillError], what: str) -> bytes:
+        info = os.fstat(fd)
+        self._check_file(info, what)
+        if info.st_size > cap:
+            raise oversize("too_large", f"{what} is larger than {cap} bytes")
+        # Ask for one byte more than fstat reported: a short read is then EOF, so the
+        # usual file takes one read() call. A file that grows meanwhile keeps being
+        # read, up to one byte past the cap, which is enough to refuse it.
+        limit = cap + 1
+        want = min(info.st_size + 1, limit)
+        chunk = os.read(fd, want)
+        if len(chunk) < want:
+            return chunk
+        chunks = [chunk]
+        total = len(chunk)
+        while total < limit:
+            chunk = os.read(fd, min(limit - total, _READ_CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
+
+    def _check_file(self, info: os.stat_result, what: str) -> None:
+        """The authoritative checks, on ``fstat`` of the descriptor that is read."""
+        if not stat.S_ISREG(info.st_mode):
+            raise SkillContainmentError("not_regular_file", f"{what} is not a regular file")
+        if info.st_nlink != 1 and not self.allow_hardlinks:
+            raise SkillContainmentError(
+                "hardlink", f"{what} has {info.st_nlink} hard links; it may alias a file outside"
+            )
+        if info.st_dev != self.device and not self.allow_cross_device:
+            raise SkillContainmentError("cross_device", f"{what} is on another file system")
+
+    # Looking -----------------------------------------------------------------------
+
+    def has_entry(self, relpath: str) -> bool:
+        """Whether *relpath* names anything at all (of any type, never followed)."""
+        parts = split_name(relpath)
+        if not parts:
+            return True
+        try:
+            dir_fd = self._open_dir(parts[:-1], "the folder")
+        except SkillNotFoundError:
+            return False
+        try:
+            os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # present but odd: reading it reports the exact reason
+        finally:
+            if dir_fd != self._fd:
+                os.close(dir_fd)
+        return True
+
+    def list_dir(self, relpath: str = "", *, max_entries: int) -> Listing:
+        """The folders and regular files directly in *relpath*, sorted by name.
+
+        At most *max_entries* entries are looked at; if there are more, a
+        ``too_many_entries`` item says so. Every entry not taken is in ``skipped``
+        with its reason: ``symlink``, ``special_file``, ``hardlink``, ``cross_device``,
+        ``bad_name``, ``unreadable``.
+        """
+        parts = split_name(relpath)
+        dir_fd = self._open_dir(parts, "the folder")
+        entries: list[Entry] = []
+        skipped: list[Skipped] = []
+        try:
+            with os.scandir(dir_fd) as scan:
+                for seen, item in enumerate(scan):
+                    if seen >= max_entries:
+                        skipped.append(
+                            Skipped(
+                                relpath,
+                                "too_many_entries",
+                                f"more than {max_entries} entries; the rest were not read",
+                            )
+                        )
+                        break
+                    self._classify_entry(relpath, item, entries, skipped)
+        except OSError as exc:
+            raise _os_error(exc, "the folder") from exc
+        finally:
+            if dir_fd != self._fd:
+                os.close(dir_fd)
+        entries.sort(key=lambda entry: entry.name)
+        skipped.sort(key=lambda item: item.path)
+        return Listing(tuple(entries), tuple(skipped))
+
+    def _classify_entry(
+        self, base: str, item: os.DirEntry[str], entries: list[Entry], skipped: list[Skipped]
+    ) -> None:
+        name = item.name
+        path = _join(base, name)
+        try:
+            # d_type from the listing itself: no further system call, nothing followed.
+            if item.is_symlink():
+                kind = "link"
+            elif item.is_dir(follow_symlinks=False):
+                kind = "dir"
+            elif item.is_file(follow_symlinks=False):
+                kind = "file"
+            else:
+                kind = "special"
+            split_name(name)
+            if kind == "link":
+                skipped.append(Skipped(path, "symlink", "a symlink is not followed", entry=kind))
+            elif kind == "dir":
+                entries.append(Entry(name, "dir"))
+            elif kind == "special":
+                reason = "a FIFO, socket or device is not read"
+                skipped.append(Skipped(path, "special_file", reason, entry=kind))
+            else:
+                info = item.stat(follow_symlinks=False)
+                if info.st_nlink != 1 and not self.allow_hardlinks:
+                    reason = f"a file with {info.st_nlink} hard links"
+                    skipped.append(Skipped(path, "hardlink", reason, entry=kind))
+                elif info.st_dev != self.device and not self.allow_cross_device:
+                    reason = "on another file system"
+                    skipped.append(Skipped(path, "cross_device", reason, entry=kind))
+                else:
+                    entries.append(Entry(name, "file", info.st_size))
+        except SkillContainmentError as exc:
+            skipped.append(Skipped(path, "bad_name", exc.reason, entry=kind))
+        except OSError as exc:  # removed or swapped while being listed
+            reason = _os_error(exc, "the entry").reason
+            skipped.append(Skipped(path, "unreadable", reason, "not_found"))
+
+    # Links, on purpose -------------------------------------------------------------
+
+    def link_kind(self, relpath: str) -> Literal["dir", "other", "none"]:
+        """What the symlink *relpath* resolves to: ``dir``, ``other`` or ``none``
+        (dangling, or a loop). Only classifies the link for a report: nothing is
+        opened through it."""
+        parts = split_name(relpath)
+        if not parts:
+            return "none"
+        try:
+            dir_fd = self._open_dir(parts[:-1], "the folder")
+        except SkillError:
+            return "none"
+        try:
+            info = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=True)
+        except OSError:
+            return "none"
+        finally:
+            if dir_fd != self._fd:
+                os.close(dir_fd)
+        return "dir" if stat.S_ISDIR(info.st_mode) else "other"
+
+    def link_target(self, name: str) -> str | None:
+        """Where the symlink *name* (directly in the root) points, made absolute.
+
+        ``None`` when *name* is not a symlink. Nothing is opened through the link;
+        the caller decides whether the target is trusted.
+        """
+        parts = split_name(name)
+        if len(parts) != 1:
+            raise _bad_name("a link name is one path component", name)
+        try:
+            target = os.readlink(parts[0], dir_fd=self.fd)
+        except OSError:
+            return None
+        return os.path.normpath(os.path.join(self.path, target))
 
 
-def _link_target_kind(dir_fd: int, name: str) -> str:
-    """ "dir", "other" or "none" (dangling or a loop). Only classifies the link for
-    the report: nothing is opened through it."""
-    try:
-        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=True)
-    except OSError:
-        return "none"
-    return "dir" if stat.S_ISDIR(info.st_mode) else "other"
+def split_operator_path(path: str) -> tuple[str, str]:
+    """(parent folder, final name) of a path the operator gave, made absolute."""
+    parent, name = os.path.split(os.path.abspath(path))
+    return parent, name
+
+
+def resolve_trusted(target: str, trusted: tuple[str, ...]) -> str | None:
+    """*target* resolved by the OS, if it lies inside one of the *trusted* folders.
+
+    The check compares whole path components (``/a/skills-evil`` is not inside
+    ``/a/skills``), after resolving both sides.
+    """
+    resolved = os.path.realpath(target)
+    for folder in trusted:
+        base = os.path.realpath(folder)
+        if resolved != base and os.path.commonpath([resolved, base]) == base:
+            return resolved
+    return None

@@ -37,6 +37,19 @@ class Limits:
       16,000 nodes; real ones hold a few hundred.
     * ``max_scalar_bytes = 8 KiB``: the longest field the spec allows is the
       1,024-character description (4 KiB of UTF-8 at most); twice that covers ``compat``.
+
+    Discovery and resources (defaults from the Agent Skills client guide where it
+    gives one):
+
+    * ``max_discovery_depth = 6``: how many folder levels below a root are searched.
+    * ``max_dirs_per_root = 2000``: folders looked at in one root before giving up on
+      the rest of it (with a reported reason).
+    * ``max_skills = 10000``: skills across all roots of one discovery.
+    * ``max_dir_entries = 10000``: entries read from one folder listing; a root of
+      2,000 skills fits, a folder of a million files is cut short and reported.
+    * ``max_resource_files = 1000``: files listed in one skill folder.
+    * ``max_resource_depth = 6``: folder levels inside one skill folder.
+    * ``max_resource_bytes = 8 MiB``: one resource file read through tier 3.
     """
 
     max_skill_bytes: int = attrs.field(default=256 * 1024, validator=_positive)
@@ -44,6 +57,13 @@ class Limits:
     max_depth: int = attrs.field(default=8, validator=_positive)
     max_nodes: int = attrs.field(default=4096, validator=_positive)
     max_scalar_bytes: int = attrs.field(default=8 * 1024, validator=_positive)
+    max_discovery_depth: int = attrs.field(default=6, validator=_positive)
+    max_dirs_per_root: int = attrs.field(default=2000, validator=_positive)
+    max_skills: int = attrs.field(default=10_000, validator=_positive)
+    max_dir_entries: int = attrs.field(default=10_000, validator=_positive)
+    max_resource_files: int = attrs.field(default=1000, validator=_positive)
+    max_resource_depth: int = attrs.field(default=6, validator=_positive)
+    max_resource_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=_positive)
 
 
 DEFAULT_LIMITS = Limits()

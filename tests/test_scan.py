@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import MalformedSkillError, SkillContainmentError, SkillNotFoundError
-from skillguard._fs import Found, _os_error, display_path, read_file_at, scan_for_skills
+from skillguard import Limits
+from skillguard._fs import SafeRoot, _os_error, display_path
+from skillguard._scan import Found, scan_for_skills
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -38,7 +40,7 @@ def make_skill(root: Path, name: str, *, parents: tuple[str, ...] = ()) -> Path:
 
 
 def scan(path: Path, max_depth: int = 8) -> tuple[list[Found], list[tuple[str, str]]]:
-    result = scan_for_skills(str(path), max_depth=max_depth, cap=CAP)
+    result = scan_for_skills(str(path), max_depth=max_depth, limits=Limits())
     return list(result.found), [(s.path, s.code) for s in result.skipped]
 
 
@@ -171,10 +173,10 @@ def test_t12_oversize_file_is_refused_from_fstat(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     folder.mkdir()
     (folder / "SKILL.md").write_bytes(b"x" * 1001)
-    with held_dir(folder) as fd:
-        assert read_file_at(fd, "SKILL.md", 1001, "demo") == b"x" * 1001
+    with SafeRoot(folder) as root:
+        assert root.read_skill_file(cap=1001) == b"x" * 1001
         with pytest.raises(MalformedSkillError) as info:
-            read_file_at(fd, "SKILL.md", 1000, "demo")
+            root.read_skill_file(cap=1000)
     assert info.value.code == "too_large"
 
 
@@ -182,8 +184,8 @@ def test_t12_oversize_file_is_refused_from_fstat(tmp_path: Path) -> None:
 def test_t12_a_file_larger_than_its_reported_size_is_read_to_cap_plus_one() -> None:
     # /proc files report st_size 0 but hold text: a real file whose size lies, like
     # one that grows between fstat and read. The reader stops one byte past the cap.
-    with held_dir("/proc/self") as fd:
-        raw = read_file_at(fd, "status", 100, None)
+    with SafeRoot("/proc/self") as root:
+        raw = root.read_file("status", cap=100)
     assert len(raw) == 101
 
 
@@ -202,9 +204,9 @@ def test_folder_without_skill_is_not_found(tmp_path: Path) -> None:
     assert error.code == "no_skill"
 
 
-def test_read_file_at_reports_missing_file(tmp_path: Path) -> None:
-    with held_dir(tmp_path) as fd, pytest.raises(SkillNotFoundError) as info:
-        read_file_at(fd, "SKILL.md", CAP, "demo")
+def test_read_reports_a_missing_file(tmp_path: Path) -> None:
+    with SafeRoot(tmp_path) as root, pytest.raises(SkillNotFoundError) as info:
+        root.read_skill_file(cap=CAP)
     assert info.value.code == "missing"
 
 
@@ -341,13 +343,11 @@ def test_dangling_and_file_symlinks_in_a_root_are_not_skill_folders(tmp_path: Pa
 def test_t11_fifo_read_directly_is_refused_by_fstat(tmp_path: Path) -> None:
     # The fstat check is the authoritative one: even a descriptor that was opened
     # (here, a FIFO opened without blocking) is refused if it is not a regular file.
-    from skillguard._fs import _read_capped
-
     os.mkfifo(tmp_path / "fifo")
     fd = os.open(tmp_path / "fifo", os.O_RDONLY | os.O_NONBLOCK)  # noqa: TID251 - test setup
     try:
         with pytest.raises(SkillContainmentError) as info:
-            _read_capped(fd, CAP, "demo")
+            SafeRoot(tmp_path)._read_fd(fd, CAP, MalformedSkillError, "SKILL.md")
     finally:
         os.close(fd)
     assert info.value.code == "not_regular_file"
@@ -355,8 +355,8 @@ def test_t11_fifo_read_directly_is_refused_by_fstat(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 def test_t12_a_file_whose_size_lies_is_read_to_its_end_under_the_cap() -> None:
-    with held_dir("/proc/self") as fd:
-        raw = read_file_at(fd, "status", CAP, None)
+    with SafeRoot("/proc/self") as root:
+        raw = root.read_file("status", cap=CAP)
     assert raw.startswith(b"Name:")
     assert len(raw) < CAP
 
@@ -364,8 +364,8 @@ def test_t12_a_file_whose_size_lies_is_read_to_its_end_under_the_cap() -> None:
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs /proc")
 def test_a_read_error_is_reported_as_unreadable() -> None:
     # /proc/self/mem is a regular file whose read at offset 0 fails with EIO.
-    with held_dir("/proc/self") as fd, pytest.raises(SkillNotFoundError) as info:
-        read_file_at(fd, "mem", CAP, None)
+    with SafeRoot("/proc/self") as root, pytest.raises(SkillNotFoundError) as info:
+        root.read_file("mem", cap=CAP)
     assert info.value.code == "unreadable"
     assert isinstance(info.value.__cause__, OSError)
 
@@ -385,7 +385,7 @@ def test_a_read_error_is_reported_as_unreadable() -> None:
 )
 def test_every_os_error_maps_to_a_typed_error(err: int, cls: type, code: str) -> None:
     original = OSError(err, os.strerror(err))
-    mapped = _os_error(original, "SKILL.md", "demo")
+    mapped = _os_error(original, "SKILL.md")
     assert type(mapped) is cls
     assert mapped.code == code
     assert mapped.__cause__ is original

@@ -1,0 +1,550 @@
+"""Finding skills across ordered roots, and progressive disclosure (seed 002).
+
+Rules (threat-model.md T10, T15-T21):
+
+* Every file access goes through ``SafeRoot``; this module only decides what to
+  look at and what to report.
+* Roots are ordered. The first root (and, within a root, the first folder in sorted
+  order) that holds a skill name wins; every later skill of that name is reported as
+  shadowed, never merged and never silently replaced.
+* A skill is a folder holding ``SKILL.md``; its folder name is its identifier and
+  must equal the frontmatter ``name`` (``parse_skill(expected_name=...)``). A skill
+  folder is not searched for nested skills. ``.git`` and ``node_modules`` are not
+  searched.
+* Symlinks are refused everywhere, except a symlinked skill folder directly under a
+  root whose target resolves inside one of ``trusted_link_targets``: that target
+  becomes a ``SafeRoot`` of its own (with no further links), and a folder reached twice
+  is kept once, by ``(st_dev, st_ino)``.
+* Everything not taken is in ``Discovery.skipped`` with a typed reason.
+* Tier 1 is metadata (``SkillMeta``), tier 2 the parsed body (``SkillRoots.load``),
+  tier 3 the skill's files (``SkillRoots.resources`` and ``read_resource``), read-only
+  and each bounded by ``Limits``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from ._errors import SkillError, SkillNotFoundError, SkillUsageError
+from ._fs import SKILL_FILE, Entry, SafeRoot, Skipped, display_path, resolve_trusted
+from ._limits import DEFAULT_LIMITS, Limits
+from ._parse import parse_skill
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
+    from types import TracebackType
+
+    from ._model import Profile, Skill, SkillWarning
+
+__all__ = [
+    "EXCLUDED_DIRS",
+    "PROJECT_ROOTS",
+    "USER_ROOTS_ENV",
+    "Discovery",
+    "FolderHit",
+    "Resource",
+    "Resources",
+    "Shadowed",
+    "SkillMeta",
+    "SkillRoots",
+    "SkippedEntry",
+    "default_roots",
+    "discover",
+    "find_skill_folders",
+    "list_resources",
+]
+
+# Folders that hold tooling, never skills, and can be huge; skipping them is documented.
+EXCLUDED_DIRS = frozenset({".git", "node_modules"})
+# The conventional project roots of the agent harnesses, in precedence order.
+PROJECT_ROOTS = (
+    ".agents/skills",
+    ".claude/skills",
+    ".github/skills",
+    ".cursor/skills",
+    ".codex/skills",
+)
+USER_ROOTS_ENV = "SKILLGUARD_USER_SKILLS"
+_RESOURCE_SLOTS = ("scripts", "references", "assets")
+
+
+def default_roots(
+    project: str | os.PathLike[str] | None = None,
+    *,
+    home: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The conventional skill roots for *project* and the user, in precedence order.
+
+    Project roots first (``.agents/skills``, ``.claude/skills``, ``.github/skills``,
+    ``.cursor/skills``, ``.codex/skills`` under *project*, by default the current
+    folder), then the user's ``~/.agents/skills``. The environment variable
+    ``SKILLGUARD_USER_SKILLS`` replaces the user root with its own list of folders
+    (separated by ``os.pathsep``); set to the empty string, it removes it.
+    """
+    env = os.environ if environ is None else environ
+    base = os.fspath(project) if project is not None else "."
+    roots = [os.path.join(base, relative) for relative in PROJECT_ROOTS]
+    override = env.get(USER_ROOTS_ENV)
+    if override is not None:
+        roots.extend(folder for folder in override.split(os.pathsep) if folder)
+    else:
+        user_home = home if home is not None else os.path.expanduser("~")
+        roots.append(os.path.join(user_home, ".agents", "skills"))
+    return roots
+
+
+# -- values --------------------------------------------------------------------------
+
+
+@attrs.frozen
+class SkillMeta:
+    """Tier 1: what a catalog needs, without the body."""
+
+    name: str
+    description: str
+    root: str
+    location: str
+    sha256: str
+    size: int
+    warnings: tuple[SkillWarning, ...] = ()
+
+
+@attrs.frozen
+class Shadowed:
+    """A skill not used because an earlier root (or folder) has the same name."""
+
+    name: str
+    root: str
+    location: str
+    by_root: str
+    by_location: str
+
+
+@attrs.frozen
+class SkippedEntry:
+    """An entry discovery did not take, and why (``kind`` and ``code`` as on errors)."""
+
+    root: str
+    path: str
+    kind: str
+    code: str
+    reason: str
+
+
+@attrs.frozen
+class Discovery:
+    skills: tuple[SkillMeta, ...]
+    shadowed: tuple[Shadowed, ...]
+    skipped: tuple[SkippedEntry, ...]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(skill.name for skill in self.skills)
+
+
+@attrs.frozen
+class Resource:
+    """A file of a skill (tier 3): its path in the skill folder, slot and size.
+
+    ``slot`` is ``scripts``, ``references``, ``assets`` or ``other``; every slot is
+    read-only.
+    """
+
+    path: str
+    slot: str
+    size: int
+    access: Literal["read_only"] = "read_only"
+
+
+@attrs.frozen
+class Resources:
+    files: tuple[Resource, ...]
+    skipped: tuple[Skipped, ...]
+
+
+@attrs.frozen
+class FolderHit:
+    """A folder holding ``SKILL.md``, with the bytes read or the error met."""
+
+    location: str
+    raw: bytes | None = None
+    error: SkillError | None = None
+
+
+# -- walking -------------------------------------------------------------------------
+
+
+def _join(base: str, name: str) -> str:
+    if not base:
+        return name
+    return f"{base}/{name}" if name else base
+
+
+def _try_skill(root: SafeRoot, location: str, cap: int) -> FolderHit | None:
+    """Read ``location/SKILL.md``; ``None`` when there is no such entry at all."""
+    try:
+        raw = root.read_skill_file(location, cap=cap)
+    except SkillNotFoundError as exc:
+        if exc.code == "missing":
+            return None
+        return FolderHit(location, error=exc)
+    except SkillError as exc:
+        return FolderHit(location, error=exc)
+    return FolderHit(location, raw=raw)
+
+
+def find_skill_folders(
+    root: SafeRoot, *, max_depth: int, max_dirs: int, limits: Limits
+) -> Iterator[FolderHit | Skipped]:
+    """Depth-first, in sorted order: every skill folder under *root*, and every entry
+    that could have been one but was not searched (symlinks, bad names, folders past
+    *max_depth* or *max_dirs*, folders that could not be listed)."""
+    cap = limits.max_skill_bytes
+    hit = _try_skill(root, "", cap)
+    if hit is not None:
+        yield hit
+        return
+    folders = 0
+    # Each frame: (folder, depth, its entries in name order, still to visit).
+    stack: list[tuple[str, int, Iterator[Entry | Skipped]]] = []
+    opened = _listing(root, "", limits)
+    if isinstance(opened, Skipped):
+        yield opened
+        return
+    stack.append(("", 0, opened))
+    while stack:
+        location, depth, pending = stack[-1]
+        item = next(pending, None)
+        if item is None:
+            stack.pop()
+            continue
+        if isinstance(item, Skipped):
+            if item.entry in ("dir", "link", "") or item.code == "too_many_entries":
+                yield item
+            continue
+        if item.kind != "dir" or item.name in EXCLUDED_DIRS:
+            continue
+        child = _join(location, item.name)
+        if depth + 1 > max_depth:
+            yield Skipped(child, "too_deep", f"deeper than {max_depth} levels", entry="dir")
+            continue
+        folders += 1
+        if folders > max_dirs:
+            reason = f"more than {max_dirs} folders in this root; the rest were not searched"
+            yield Skipped(child, "too_many_entries", reason, entry="dir")
+            return
+        hit = _try_skill(root, child, cap)
+        if hit is not None:
+            yield hit
+            continue
+        listed = _listing(root, child, limits)
+        if isinstance(listed, Skipped):
+            yield listed
+        else:
+            stack.append((child, depth + 1, listed))
+
+
+def _listing(root: SafeRoot, location: str, limits: Limits) -> Iterator[Entry | Skipped] | Skipped:
+    """The entries of *location* and its skipped items, merged in name order."""
+    try:
+        listing = root.list_dir(location, max_entries=limits.max_dir_entries)
+    except SkillError as exc:
+        return Skipped(location, exc.code, exc.reason, exc.kind, entry="dir")
+    prefix = f"{location}/" if location else ""
+    merged: list[tuple[str, Entry | Skipped]] = [(entry.name, entry) for entry in listing.entries]
+    merged.extend((item.path.removeprefix(prefix), item) for item in listing.skipped)
+    merged.sort(key=lambda pair: pair[0])
+    return iter([item for _, item in merged])
+
+
+def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
+    """Tier 3: the files of the skill in *folder* (``SKILL.md`` itself excluded),
+    bounded by ``Limits.max_resource_files`` and ``max_resource_depth``."""
+    files: list[Resource] = []
+    skipped: list[Skipped] = []
+    stack: list[tuple[str, int]] = [("", 0)]
+    while stack:
+        inner, depth = stack.pop()
+        listing = root.list_dir(_join(folder, inner), max_entries=limits.max_dir_entries)
+        prefix = f"{folder}/" if folder else ""
+        skipped.extend(attrs.evolve(s, path=s.path.removeprefix(prefix)) for s in listing.skipped)
+        children: list[tuple[str, int]] = []
+        for entry in listing.entries:
+            path = _join(inner, entry.name)
+            if entry.kind == "dir":
+                if depth + 1 >= limits.max_resource_depth:
+                    reason = f"deeper than {limits.max_resource_depth} levels"
+                    skipped.append(Skipped(path, "too_deep", reason, entry="dir"))
+                else:
+                    children.append((path, depth + 1))
+                continue
+            if not inner and entry.name == SKILL_FILE:
+                continue
+            if len(files) >= limits.max_resource_files:
+                reason = f"more than {limits.max_resource_files} files in the skill"
+                skipped.append(Skipped(path, "too_many_entries", reason, entry="file"))
+                return Resources(tuple(files), tuple(skipped))
+            top = path.split("/", 1)[0]
+            slot = top if top in _RESOURCE_SLOTS and "/" in path else "other"
+            files.append(Resource(path, slot, entry.size))
+        stack.extend(reversed(children))
+    return Resources(tuple(files), tuple(skipped))
+
+
+# -- roots ---------------------------------------------------------------------------
+
+
+def _root_name(root: SafeRoot) -> str:
+    return os.path.basename(os.path.normpath(root.path))
+
+
+class SkillRoots:
+    """Skills from ordered roots, read through ``SafeRoot`` only.
+
+    ``SkillRoots(roots, ...)`` opens each root that exists (a missing one is reported
+    by ``discover``). ``discover()`` gives tier 1 for every skill, ``load(name)`` the
+    parsed skill (tier 2), ``resources(name)`` and ``read_resource(name, path)`` its
+    files (tier 3). Use it as a context manager, or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]],
+        *,
+        limits: Limits | None = None,
+        profile: Profile = "strict",
+        trusted_link_targets: Sequence[str | os.PathLike[str]] = (),
+        allow_hardlinks: bool = False,
+        allow_cross_device: bool = False,
+        resolver: Literal["auto", "openat2", "walk"] = "auto",
+    ) -> None:
+        if isinstance(roots, (str, bytes)) or not all(
+            isinstance(root, (str, os.PathLike)) for root in roots
+        ):
+            raise SkillUsageError("bad_argument", "roots must be a sequence of paths")
+        self.limits = DEFAULT_LIMITS if limits is None else limits
+        if not isinstance(self.limits, Limits):
+            raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
+        self.profile: Profile = profile
+        self.trusted = tuple(os.fspath(target) for target in trusted_link_targets)
+        self._options = {
+            "allow_hardlinks": allow_hardlinks,
+            "allow_cross_device": allow_cross_device,
+            "resolver": resolver,
+        }
+        self.roots: list[tuple[str, SafeRoot | None, SkillError | None]] = []
+        for root in roots:
+            path = os.fspath(root)
+            try:
+                opened = SafeRoot(path, **self._options)  # type: ignore[arg-type]
+            except SkillUsageError:
+                self.close()
+                raise
+            except SkillError as exc:
+                self.roots.append((path, None, exc))
+            else:
+                self.roots.append((path, opened, None))
+        # name -> (the SafeRoot holding the skill folder, location in it)
+        self._index: dict[str, tuple[SafeRoot, str]] = {}
+        self._linked: list[SafeRoot] = []
+
+    def close(self) -> None:
+        for _, root, _ in self.roots:
+            if root is not None:
+                root.close()
+        for linked in self._linked:
+            linked.close()
+
+    def __enter__(self) -> SkillRoots:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # Tier 1 ------------------------------------------------------------------------
+
+    def discover(self) -> Discovery:
+        """Every skill in every root, the shadowed ones, and every entry skipped."""
+        state = _DiscoveryState(self.limits)
+        seen: set[tuple[int, int]] = set()
+        for path, root, error in self.roots:
+            label = display_path(path)
+            if root is None:
+                assert error is not None  # a root is either open or has its error
+                state.skip(label, "", error.kind, error.code, error.reason)
+                continue
+            for found in find_skill_folders(
+                root,
+                max_depth=self.limits.max_discovery_depth,
+                max_dirs=self.limits.max_dirs_per_root,
+                limits=self.limits,
+            ):
+                if isinstance(found, FolderHit):
+                    self._take(state, seen, label, root, found, shown=found.location)
+                elif found.code == "symlink" and "/" not in found.path and self.trusted:
+                    self._follow_link(state, seen, label, root, found)
+                else:
+                    state.skip(label, found.path, found.kind, found.code, found.reason)
+                if state.full:
+                    break
+        self._index = state.index
+        return Discovery(tuple(state.skills), tuple(state.shadowed), tuple(state.skipped))
+
+    def _take(
+        self,
+        state: _DiscoveryState,
+        seen: set[tuple[int, int]],
+        label: str,
+        root: SafeRoot,
+        hit: FolderHit,
+        *,
+        shown: str,
+    ) -> None:
+        """Parse one skill folder's bytes and add it, shadow it or skip it.
+
+        *shown* is the location reported (for a followed link: the link's name, which
+        is also the name the skill must carry).
+        """
+        folder = shown.rsplit("/", 1)[-1] if shown else _root_name(root)
+        if hit.error is not None:
+            state.skip(label, shown, hit.error.kind, hit.error.code, hit.error.reason)
+            return
+        assert hit.raw is not None  # a FolderHit holds either bytes or an error
+        try:
+            identity = root.folder_identity(hit.location)
+        except SkillError as exc:  # swapped or removed since it was read
+            state.skip(label, shown, exc.kind, exc.code, exc.reason)
+            return
+        if identity in seen:
+            state.skip(label, shown, "containment", "duplicate", "the same folder reached twice")
+            return
+        seen.add(identity)
+        try:
+            skill = parse_skill(
+                hit.raw, expected_name=folder, limits=self.limits, profile=self.profile
+            )
+        except SkillError as exc:
+            state.skip(label, shown, exc.kind, exc.code, exc.reason)
+            return
+        state.add(skill, label, shown, root, hit.location)
+
+    def _follow_link(
+        self,
+        state: _DiscoveryState,
+        seen: set[tuple[int, int]],
+        label: str,
+        root: SafeRoot,
+        link: Skipped,
+    ) -> None:
+        target = root.link_target(link.path)
+        resolved = None if target is None else resolve_trusted(target, self.trusted)
+        if resolved is None:
+            reason = "a symlinked skill folder whose target is not in a trusted folder"
+            state.skip(label, link.path, "containment", "symlink", reason)
+            return
+        try:
+            linked = SafeRoot(resolved, **self._options)  # type: ignore[arg-type]
+        except SkillError as exc:
+            state.skip(label, link.path, exc.kind, exc.code, exc.reason)
+            return
+        self._linked.append(linked)
+        hit = _try_skill(linked, "", self.limits.max_skill_bytes)
+        if hit is None:
+            state.skip(label, link.path, "not_found", "no_skill", f"no {SKILL_FILE} in the target")
+            return
+        # The link's own name is the folder name the skill must carry.
+        self._take(state, seen, label, linked, hit, shown=link.path)
+
+    # Tier 2 and 3 ------------------------------------------------------------------
+
+    def _locate(self, name: str) -> tuple[SafeRoot, str]:
+        if not self._index:
+            self.discover()
+        found = self._index.get(name) if isinstance(name, str) else None
+        if found is None:
+            raise SkillNotFoundError(
+                "unknown_skill", "no discovered skill has this name", name=name
+            )
+        return found
+
+    def load(self, name: str) -> Skill:
+        """Tier 2: the skill *name*, read again and parsed (the body included)."""
+        root, location = self._locate(name)
+        raw = root.read_skill_file(location, cap=self.limits.max_skill_bytes)
+        return parse_skill(raw, expected_name=name, limits=self.limits, profile=self.profile)
+
+    def resources(self, name: str) -> Resources:
+        """Tier 3: the files of the skill *name* (read-only, bounded)."""
+        root, location = self._locate(name)
+        return list_resources(root, location, limits=self.limits)
+
+    def read_resource(self, name: str, path: str) -> bytes:
+        """Tier 3: one file of the skill *name*, by its path in the skill folder."""
+        root, location = self._locate(name)
+        return root.read_file(_join(location, path), cap=self.limits.max_resource_bytes)
+
+
+class _DiscoveryState:
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.skills: list[SkillMeta] = []
+        self.shadowed: list[Shadowed] = []
+        self.skipped: list[SkippedEntry] = []
+        self.index: dict[str, tuple[SafeRoot, str]] = {}
+        self.by_name: dict[str, SkillMeta] = {}
+        self.full = False
+
+    def skip(self, root: str, path: str, kind: str, code: str, reason: str) -> None:
+        self.skipped.append(SkippedEntry(root, display_path(path), kind, code, reason))
+
+    def add(self, skill: Skill, root_label: str, shown: str, root: SafeRoot, location: str) -> None:
+        winner = self.by_name.get(skill.name)
+        if winner is not None:
+            self.shadowed.append(
+                Shadowed(skill.name, root_label, shown, winner.root, winner.location)
+            )
+            return
+        if len(self.skills) >= self.limits.max_skills:
+            reason = f"more than {self.limits.max_skills} skills"
+            self.skip(root_label, shown, "containment", "too_many_skills", reason)
+            self.full = True
+            return
+        self.index[skill.name] = (root, location)
+        meta = SkillMeta(
+            skill.name,
+            skill.description,
+            root_label,
+            shown,
+            skill.sha256,
+            skill.size,
+            skill.warnings,
+        )
+        self.by_name[skill.name] = meta
+        self.skills.append(meta)
+
+
+def discover(
+    roots: Sequence[str | os.PathLike[str]],
+    *,
+    limits: Limits | None = None,
+    profile: Profile = "strict",
+    trusted_link_targets: Sequence[str | os.PathLike[str]] = (),
+) -> Discovery:
+    """Tier 1 for every skill in *roots* (ordered: the first root with a name wins).
+
+    Returns the skills (metadata only), the shadowed ones and every entry skipped with
+    its reason. Raises only ``SkillUsageError`` for bad arguments; everything found on
+    disk is a result, never an exception.
+    """
+    with SkillRoots(
+        roots, limits=limits, profile=profile, trusted_link_targets=trusted_link_targets
+    ) as sources:
+        return sources.discover()

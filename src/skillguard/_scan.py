@@ -1,0 +1,175 @@
+"""What ``skillguard validate`` reads: the operator's paths, through ``SafeRoot``.
+
+A PATH is a ``SKILL.md`` file, a skill folder, or a root searched for skill folders
+(threat-model.md T10-T13, T15-T20). The PATH itself is the operator's and is
+resolved by the OS, except that a PATH named ``SKILL.md`` is always read as a file
+(so a symlinked one is refused). Below it everything goes through ``SafeRoot``:
+symlinks are reported and never followed, and each skill's whole folder is checked,
+since a loader would refuse to serve a symlinked, special or hard-linked resource.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ._discover import FolderHit, find_skill_folders, list_resources
+from ._errors import (
+    MalformedSkillError,
+    SkillContainmentError,
+    SkillError,
+    SkillNotFoundError,
+)
+from ._fs import SKILL_FILE, SafeRoot, Skipped, split_operator_path
+
+if TYPE_CHECKING:
+    from ._limits import Limits
+
+__all__ = ["FOLDER_PROBLEMS", "MAX_VALIDATE_FOLDERS", "Found", "Scan", "scan_for_skills"]
+
+# Entries inside a skill folder that make the skill fail: the loader would refuse
+# to serve them. Limits (too_deep, too_many_entries) are warnings instead.
+FOLDER_PROBLEMS = frozenset(
+    {"symlink", "special_file", "hardlink", "cross_device", "bad_name", "unreadable"}
+)
+# validate walks whole repositories: far more folders than one discovery root.
+MAX_VALIDATE_FOLDERS = 100_000
+
+
+@attrs.frozen
+class Found:
+    """A skill folder (or a PATH that should have been one) and what reading it gave."""
+
+    path: str
+    folder: str | None
+    raw: bytes | None = None
+    error: SkillError | None = None
+    problems: tuple[SkillError, ...] = ()
+    notes: tuple[Skipped, ...] = ()
+
+
+@attrs.frozen
+class Scan:
+    found: tuple[Found, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def _join(base: str, name: str) -> str:
+    return f"{base.rstrip('/')}/{name}" if name else base
+
+
+def scan_for_skills(path: str, *, max_depth: int, limits: Limits) -> Scan:
+    """Find and read every skill under *path*. Never raises for anything on disk."""
+    if split_operator_path(path.rstrip("/") or "/")[1] == SKILL_FILE:
+        return Scan((_read_given_file(path, limits),), ())
+    try:
+        root = SafeRoot(path)
+    except SkillError as exc:
+        if exc.code in ("not_a_directory", "missing"):
+            # A file, a FIFO, a device, a dangling link or nothing: reading it through
+            # its parent's SafeRoot reports exactly which.
+            return Scan((_read_given_file(path, limits),), ())
+        return Scan((Found(path, None, error=exc),), ())
+    found: list[Found] = []
+    skipped: list[Skipped] = []
+    with root:
+        for item in find_skill_folders(
+            root, max_depth=max_depth, max_dirs=MAX_VALIDATE_FOLDERS, limits=limits
+        ):
+            if isinstance(item, FolderHit):
+                found.append(_found(root, path, item, limits))
+            else:
+                _report(root, path, item, found, skipped)
+    if not found:
+        error = SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found")
+        found.append(Found(path, None, error=error))
+    return Scan(tuple(found), tuple(skipped))
+
+
+def _folder_of(root: SafeRoot, location: str) -> str:
+    return location.rsplit("/", 1)[-1] if location else split_operator_path(root.path)[1]
+
+
+def _found(root: SafeRoot, base: str, hit: FolderHit, limits: Limits) -> Found:
+    folder = _folder_of(root, hit.location)
+    shown = _join(base, hit.location)
+    if hit.error is not None:
+        return Found(shown, folder, error=hit.error)
+    problems, notes = _check_folder(root, hit.location, limits)
+    return Found(shown, folder, raw=hit.raw, problems=problems, notes=notes)
+
+
+def _check_folder(
+    root: SafeRoot, location: str, limits: Limits
+) -> tuple[tuple[SkillError, ...], tuple[Skipped, ...]]:
+    try:
+        resources = list_resources(root, location, limits=limits)
+    except SkillError as exc:  # the folder changed while it was being checked
+        return (exc,), ()
+    problems: list[SkillError] = []
+    notes: list[Skipped] = []
+    for item in resources.skipped:
+        if item.code in FOLDER_PROBLEMS:
+            error_type = SkillNotFoundError if item.kind == "not_found" else SkillContainmentError
+            problems.append(error_type(item.code, f"{item.path}: {item.reason}"))
+        else:
+            notes.append(item)
+    return tuple(problems), tuple(notes)
+
+
+def _report(
+    root: SafeRoot, base: str, item: Skipped, found: list[Found], skipped: list[Skipped]
+) -> None:
+    """A folder entry that could have been a skill folder but was not searched."""
+    shown = _join(base, item.path)
+    name = item.path.rsplit("/", 1)[-1]
+    if item.code == "symlink":
+        kind = root.link_kind(item.path)
+        if kind == "dir":
+            error = SkillContainmentError("symlink", "a symlinked folder is not followed")
+            found.append(Found(shown, name, error=error))
+        elif kind == "none":
+            reason = "a symlink that resolves to nothing is not followed"
+            skipped.append(attrs.evolve(item, path=shown, reason=reason))
+        return
+    if item.code in ("bad_name", "unreadable") or (
+        item.entry == "dir"
+        and item.code
+        in (
+            "not_a_directory",
+            "cross_device",
+        )
+    ):
+        error_type = SkillNotFoundError if item.kind == "not_found" else SkillContainmentError
+        found.append(Found(shown, name, error=error_type(item.code, item.reason)))
+        return
+    skipped.append(attrs.evolve(item, path=shown))
+
+
+def _read_given_file(path: str, limits: Limits) -> Found:
+    parent, filename = split_operator_path(path)
+    folder = split_operator_path(parent)[1] or None
+    if path.endswith("/"):
+        error: SkillError = SkillContainmentError(
+            "not_a_directory", "the path ends with '/' but is not a folder"
+        )
+        return Found(path, folder, error=error)
+    try:
+        root = SafeRoot(parent)
+    except SkillError as exc:
+        return Found(path, folder, error=exc)
+    with root:
+        try:
+            raw = root.read_file(filename, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
+        except SkillNotFoundError as exc:
+            if exc.code == "missing":
+                # Nothing is there at all: it was no skill file, so it names no skill.
+                return Found(path, None, error=exc)
+            return Found(path, folder, error=exc)
+        except SkillError as exc:
+            return Found(path, folder, error=exc)
+        if filename != SKILL_FILE:
+            return Found(path, folder, raw=raw)
+        problems, notes = _check_folder(root, "", limits)
+    return Found(path, folder, raw=raw, problems=problems, notes=notes)
