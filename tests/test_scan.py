@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard import MalformedSkillError, SkillContainmentError, SkillNotFoundError
-from skillguard import Limits
+from skillguard import Limits, MalformedSkillError, SkillContainmentError, SkillNotFoundError
 from skillguard._fs import SafeRoot, _os_error, display_path
 from skillguard._scan import Found, scan_for_skills
 

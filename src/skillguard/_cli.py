@@ -15,6 +15,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+import attrs
+
+from ._discover import default_roots, discover
 from ._errors import SkillError
 from ._fs import display_path
 from ._limits import DEFAULT_LIMITS
@@ -82,6 +85,28 @@ def _build_parser() -> _Parser:
         help=f"how many folder levels below a root to search (default {DEFAULT_MAX_DEPTH})",
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", type=_path)
+
+    found = commands.add_parser(
+        "discover",
+        help="list the skills of ordered roots, the shadowed ones and everything skipped",
+        description=(
+            "Discover skills in each ROOT, in order (the first root holding a name wins). "
+            "Without ROOT, the conventional roots of --project (default: the current "
+            "folder) and of the user are searched."
+        ),
+    )
+    found.add_argument("--format", choices=("text", "json"), default="text")
+    found.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    found.add_argument("--project", type=_path, help="the project whose roots to search")
+    found.add_argument(
+        "--trust-link-target",
+        action="append",
+        default=[],
+        type=_path,
+        metavar="DIR",
+        help="follow a symlinked skill folder whose target is inside DIR (repeatable)",
+    )
+    found.add_argument("roots", nargs="*", metavar="ROOT", type=_path)
     return parser
 
 
@@ -141,6 +166,55 @@ def _internal_error(path: str, exc: BaseException) -> dict[str, Any]:
         ],
         "warnings": [],
     }
+
+
+def _discover(args: argparse.Namespace, out: TextIO) -> int:
+    roots = args.roots or default_roots(args.project)
+    found = discover(
+        roots, profile=args.profile, trusted_link_targets=tuple(args.trust_link_target)
+    )
+    summary = {
+        "skills": len(found.skills),
+        "shadowed": len(found.shadowed),
+        "skipped": len(found.skipped),
+    }
+    if args.format == "json":
+        document = {
+            "roots": [display_path(root) for root in roots],
+            "skills": [
+                {
+                    "name": meta.name,
+                    "description": meta.description,
+                    "root": meta.root,
+                    "location": display_path(meta.location),
+                    "sha256": meta.sha256,
+                    "size": meta.size,
+                    "warnings": [w.as_dict() for w in meta.warnings],
+                }
+                for meta in found.skills
+            ],
+            "shadowed": [attrs.asdict(item) for item in found.shadowed],
+            "skipped": [attrs.asdict(item) for item in found.skipped],
+            "summary": summary,
+        }
+        out.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
+        return EXIT_OK
+    for meta in found.skills:
+        place = _printable(f"{meta.root}/{meta.location}".rstrip("/"))
+        out.write(f"skill    {meta.name}  {place}\n")
+        out.writelines(f"    warning {w.code}: {_printable(w.message)}\n" for w in meta.warnings)
+    for item in found.shadowed:
+        place = _printable(f"{item.root}/{item.location}".rstrip("/"))
+        winner = _printable(f"{item.by_root}/{item.by_location}".rstrip("/"))
+        out.write(f"shadowed {item.name}  {place}  (by {winner})\n")
+    for entry in found.skipped:
+        place = _printable(f"{entry.root}/{entry.path}".rstrip("/"))
+        out.write(f"skipped  {place}: {entry.kind}/{entry.code}: {_printable(entry.reason)}\n")
+    out.write(
+        f"{summary['skills']} skills, {summary['shadowed']} shadowed, "
+        f"{summary['skipped']} skipped\n"
+    )
+    return EXIT_OK
 
 
 def _skipped_line(entry: dict[str, str]) -> str:
@@ -219,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
+        if args.command == "discover":
+            return _discover(args, sys.stdout)
         return _validate(args, sys.stdout, sys.stderr)
     except SystemExit as exc:  # argparse's --help and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
