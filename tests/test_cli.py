@@ -140,9 +140,7 @@ def test_max_depth_reports_what_it_did_not_search(
     code, out, err = run(capsys, "validate", "--format", "json", "--max-depth", "1", str(tmp_path))
     assert code == 1
     assert set(json.loads(out)) == {"results", "summary"}
-    assert (
-        err == f"skillguard: skipped {tmp_path / 'a' / 'b'}: too_deep: deeper than 1 levels\n"
-    )
+    assert err == f"skillguard: skipped {tmp_path / 'a' / 'b'}: too_deep: deeper than 1 levels\n"
     code, out, _ = run(capsys, "validate", "--max-depth", "1", str(tmp_path))
     assert f"skipped {tmp_path / 'a' / 'b'}: too_deep" in out
 
