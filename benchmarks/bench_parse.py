@@ -10,9 +10,9 @@ the best round counts. Contestants:
 
 * ``floor``: open + read + fence split + ruamel's C event stream, no composing and
   no checks. Nothing that parses YAML from a file can be faster than this.
-* ``skillguard``: a held root descriptor, the folder opened ``O_NOFOLLOW``, SKILL.md
-  read through skillguard's edge reader, then ``parse_skill(raw, expected_name=...)``
-  with every check on.
+* ``skillguard``: ``SafeRoot.read_skill_file(folder)`` from a held root (the folder
+  resolved beneath it by openat2 or the component walk, ``SKILL.md`` checked with
+  ``lstat`` and ``fstat``), then ``parse_skill(raw, expected_name=...)``, every check on.
 * ``skillguard-parse``: ``parse_skill`` alone on bytes already in memory.
 * ``skills-ref``: the reference library's ``read_properties`` (optional ``bench``
   extra); skipped with a note when it is not installed.
@@ -24,7 +24,6 @@ least 0.65x the floor and at least 15x skills-ref).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import sys
@@ -36,7 +35,6 @@ from typing import TYPE_CHECKING
 from ruamel.yaml.events import StreamEndEvent
 
 import skillguard
-from skillguard import _fs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -140,18 +138,13 @@ def run_floor(paths: list[Path]) -> None:
 
 
 def make_skillguard(root: Path, paths: list[Path]) -> Callable[[list[Path]], None]:
-    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)  # noqa: TID251 - benchmark harness
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    safe_root = skillguard.SafeRoot(root)  # held for the whole run, as a loader does
     folders = [path.parent.name for path in paths]
     cap = skillguard.Limits().max_skill_bytes
 
     def run(_: list[Path]) -> None:
         for folder in folders:
-            fd = os.open(folder, flags, dir_fd=root_fd)  # noqa: TID251 - benchmark harness
-            try:
-                raw = _fs.read_file_at(fd, _fs.SKILL_FILE, cap, folder)
-            finally:
-                os.close(fd)
+            raw = safe_root.read_skill_file(folder, cap=cap)
             skillguard.parse_skill(raw, expected_name=folder)
 
     return run

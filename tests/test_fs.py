@@ -20,7 +20,6 @@ from skillguard import (
     SafeRoot,
     SkillContainmentError,
     SkillError,
-    SkillNotFoundError,
     SkillUsageError,
     openat2_available,
 )
@@ -248,9 +247,9 @@ def test_the_root_path_itself_is_trusted_and_resolved(tmp_path: Path, resolver: 
 @pytest.mark.parametrize(
     ("make", "code"),
     [
-        (lambda p: None, "not_found/missing"),
+        (lambda _: None, "not_found/missing"),
         (lambda p: p.write_text("x"), "containment/not_a_directory"),
-        (lambda p: os.mkfifo(p), "containment/not_a_directory"),
+        (os.mkfifo, "containment/not_a_directory"),
     ],
 )
 def test_a_root_that_is_not_a_folder_is_refused(tmp_path: Path, make: object, code: str) -> None:

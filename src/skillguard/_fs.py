@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import stat
 import sys
 from typing import TYPE_CHECKING, Literal, TypeAlias
@@ -70,7 +71,7 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_C
 _READ_CHUNK = 64 * 1024
 _MAX_NAME_BYTES = 255  # NAME_MAX on Linux and the BSDs
 _MAX_PATH_CHARS = 4096  # PATH_MAX
-_CONTROL = frozenset(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)])
+_BAD_PATH_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")  # controls and backslash
 
 
 def display_path(path: str) -> str:
@@ -100,6 +101,20 @@ def split_name(relpath: str) -> tuple[str, ...]:
         raise _bad_name("the path is too long", relpath)
     if relpath.startswith("/"):
         raise SkillContainmentError("path_escape", f"absolute path {safe_repr(relpath)}")
+    if "/" not in relpath and relpath not in (".", "..") and relpath.isascii():
+        # One plain ASCII name, the usual case (a skill folder): two checks suffice.
+        if _BAD_PATH_CHAR.search(relpath) is not None:
+            raise _bad_name("a control character or backslash in the path", relpath)
+        if len(relpath) > _MAX_NAME_BYTES:
+            raise _bad_name("a path component is too long", relpath)
+        return (relpath,)
+    if _BAD_PATH_CHAR.search(relpath) is not None:
+        raise _bad_name("a control character or backslash in the path", relpath)
+    if not relpath.isascii():  # O(1); only then can a lone surrogate be present
+        try:
+            relpath.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that were never UTF-8
+            raise _bad_name("a path component that is not UTF-8", relpath) from None
     parts = tuple(relpath.split("/"))
     for part in parts:
         if part in (".", ".."):
@@ -109,13 +124,8 @@ def split_name(relpath: str) -> tuple[str, ...]:
         if not part:
             # Also refuses a trailing "/" and "//" (the shape of Go's CVE-2026-39822).
             raise _bad_name("an empty path component", relpath)
-        if not _CONTROL.isdisjoint(part) or "\\" in part:
-            raise _bad_name("a control character or backslash in the path", relpath)
-        try:
-            encoded = part.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: bytes that were never UTF-8
-            raise _bad_name("a path component that is not UTF-8", relpath) from None
-        if len(encoded) > _MAX_NAME_BYTES:
+        # At most 4 bytes a character: only a long component can be over the limit.
+        if len(part) > _MAX_NAME_BYTES // 4 and len(part.encode("utf-8")) > _MAX_NAME_BYTES:
             raise _bad_name("a path component is too long", relpath)
     return parts
 
@@ -147,27 +157,31 @@ def _load_syscall() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
     except (OSError, AttributeError):  # pragma: no cover - a libc without syscall()
         return None
     syscall.restype = ctypes.c_long
+    # Declared once, so that each call converts plain ints without wrapper objects.
+    syscall.argtypes = (
+        ctypes.c_long,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.POINTER(_OpenHow),
+        ctypes.c_size_t,
+    )
     return syscall
 
 
 _syscall = _load_syscall()
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
 
 
-def _openat2(dir_fd: int, path: str, flags: int, resolve: int) -> int:
-    """openat2(2); returns the new descriptor or raises OSError (EAGAIN retried)."""
+def _openat2(dir_fd: int, path: str, how: _OpenHow) -> int:
+    """openat2(2); returns the new descriptor or raises OSError (EAGAIN retried).
+
+    The kernel returns EAGAIN when a rename raced the lookup; retrying a few times
+    is what its documentation asks for.
+    """
     assert _syscall is not None
-    how = _OpenHow(flags, 0, resolve)
     encoded = path.encode("utf-8")
     for _ in range(_EAGAIN_RETRIES):
-        result = int(
-            _syscall(
-                ctypes.c_long(_SYS_OPENAT2),
-                ctypes.c_int(dir_fd),
-                ctypes.c_char_p(encoded),
-                ctypes.byref(how),
-                ctypes.c_size_t(ctypes.sizeof(how)),
-            )
-        )
+        result: int = _syscall(_SYS_OPENAT2, dir_fd, encoded, ctypes.byref(how), _HOW_SIZE)
         if result >= 0:
             return result
         code = ctypes.get_errno()
@@ -181,7 +195,8 @@ def _probe_openat2() -> bool:
         return False
     probe = os.open("/", _DIR_FLAGS)  # probing the kernel
     try:
-        fd = _openat2(probe, ".", _DIR_FLAGS, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)
+        how = _OpenHow(_DIR_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)
+        fd = _openat2(probe, ".", how)
     except OSError:  # ENOSYS (old kernel), EPERM (seccomp filter) or anything else
         return False
     finally:
@@ -321,9 +336,10 @@ class SafeRoot:
         self.resolver: Literal["openat2", "walk"] = (
             "openat2" if resolver == "openat2" or (resolver == "auto" and _OPENAT2) else "walk"
         )
-        self._resolve = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
+        resolve = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
         if not allow_cross_device:
-            self._resolve |= _RESOLVE_NO_XDEV
+            resolve |= _RESOLVE_NO_XDEV
+        self._how = _OpenHow(_DIR_FLAGS, 0, resolve)
         try:
             # O_DIRECTORY fails with ENOTDIR before a FIFO or device is opened.
             fd = os.open(self.path, _ROOT_FLAGS)  # the trusted root itself
@@ -367,14 +383,20 @@ class SafeRoot:
 
     # Opening -----------------------------------------------------------------------
 
-    def _open_dir(self, parts: tuple[str, ...], what: str) -> int:
-        """A new descriptor for the folder *parts* beneath the root."""
+    def _open_dir(self, parts: tuple[str, ...], what: str, *, check_device: bool = True) -> int:
+        """A descriptor for the folder *parts* beneath the root (the root's own for ``()``:
+        callers close what is not ``self._fd``).
+
+        A single component is opened with ``openat(O_NOFOLLOW|O_DIRECTORY)`` by both
+        resolvers: for one name that is all openat2 would do, in one call less. With
+        *check_device* false the caller checks the device of what it opens inside.
+        """
         root = self.fd
         if not parts:
-            return os.dup(root)
-        if self.resolver == "openat2":
+            return root
+        if self.resolver == "openat2" and len(parts) > 1:
             try:
-                return _openat2(root, "/".join(parts), _DIR_FLAGS, self._resolve)
+                return _openat2(root, "/".join(parts), self._how)
             except OSError as exc:
                 raise _os_error(exc, what) from exc
         current = root
@@ -391,7 +413,8 @@ class SafeRoot:
                 if current != root:
                     os.close(current)
                 current = fd
-                self._check_device(fd, what)
+                if check_device:
+                    self._check_device(fd, what)
         except BaseException:
             if current != root:
                 os.close(current)
@@ -430,12 +453,14 @@ class SafeRoot:
         """
         parts = split_name(relpath)
         fd = self._open_dir(parts, "the folder")
+        if fd == self._fd:
+            fd = os.dup(fd)  # the child owns a descriptor of its own
         child = object.__new__(SafeRoot)
         child.path = os.path.join(self.path, *parts)
         child.allow_hardlinks = self.allow_hardlinks
         child.allow_cross_device = self.allow_cross_device
         child.resolver = self.resolver
-        child._resolve = self._resolve
+        child._how = self._how
         child._fd = fd
         child.device = self.device
         info = os.fstat(fd)
@@ -462,17 +487,21 @@ class SafeRoot:
         parts = split_name(relpath)
         if not parts:
             raise _bad_name("a file path is required", relpath)
+        return self._read_parts(parts, cap, oversize)
+
+    def read_skill_file(self, folder: str = "", *, cap: int) -> bytes:
+        """``SKILL.md`` in *folder*, where an oversize file is a ``MalformedSkillError``."""
+        return self._read_parts((*split_name(folder), SKILL_FILE), cap, MalformedSkillError)
+
+    def _read_parts(self, parts: tuple[str, ...], cap: int, oversize: type[SkillError]) -> bytes:
         what = "the file" if parts[-1] != SKILL_FILE else SKILL_FILE
-        dir_fd = self._open_dir(parts[:-1], what)
+        # The file's own fstat checks its device, which covers the folders above it.
+        dir_fd = self._open_dir(parts[:-1], what, check_device=False)
         try:
             return self._read_at(dir_fd, parts[-1], cap, oversize, what)
         finally:
             if dir_fd != self._fd:
                 os.close(dir_fd)
-
-    def read_skill_file(self, folder: str = "", *, cap: int) -> bytes:
-        """``SKILL.md`` in *folder*, where an oversize file is a ``MalformedSkillError``."""
-        return self.read_file(_join(folder, SKILL_FILE), cap=cap, oversize=MalformedSkillError)
 
     def _read_at(
         self, dir_fd: int, name: str, cap: int, oversize: type[SkillError], what: str
@@ -481,9 +510,9 @@ class SafeRoot:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError as exc:
             raise _os_error(exc, what) from exc
-        if stat.S_ISLNK(info.st_mode):
-            raise SkillContainmentError("symlink", f"{what} is a symlink")
         if not stat.S_ISREG(info.st_mode):
+            if stat.S_ISLNK(info.st_mode):
+                raise SkillContainmentError("symlink", f"{what} is a symlink")
             raise SkillContainmentError("not_regular_file", f"{what} is not a regular file")
         try:
             fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
@@ -498,14 +527,21 @@ class SafeRoot:
 
     def _read_fd(self, fd: int, cap: int, oversize: type[SkillError], what: str) -> bytes:
         info = os.fstat(fd)
-        self._check_file(info, what)
-        if info.st_size > cap:
+        # The authoritative checks, on fstat of the descriptor that is read.
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or (info.st_nlink != 1 and not self.allow_hardlinks)
+            or (info.st_dev != self.device and not self.allow_cross_device)
+        ):
+            self._refuse_file(info, what)
+        size = info.st_size
+        if size > cap:
             raise oversize("too_large", f"{what} is larger than {cap} bytes")
         # Ask for one byte more than fstat reported: a short read is then EOF, so the
         # usual file takes one read() call. A file that grows meanwhile keeps being
         # read, up to one byte past the cap, which is enough to refuse it.
         limit = cap + 1
-        want = min(info.st_size + 1, limit)
+        want = size + 1 if size < cap else limit
         chunk = os.read(fd, want)
         if len(chunk) < want:
             return chunk
@@ -519,8 +555,8 @@ class SafeRoot:
             total += len(chunk)
         return b"".join(chunks)
 
-    def _check_file(self, info: os.stat_result, what: str) -> None:
-        """The authoritative checks, on ``fstat`` of the descriptor that is read."""
+    def _refuse_file(self, info: os.stat_result, what: str) -> None:
+        """Raise the reason an opened file is refused (one of the checks failed)."""
         if not stat.S_ISREG(info.st_mode):
             raise SkillContainmentError("not_regular_file", f"{what} is not a regular file")
         if info.st_nlink != 1 and not self.allow_hardlinks:
@@ -529,6 +565,7 @@ class SafeRoot:
             )
         if info.st_dev != self.device and not self.allow_cross_device:
             raise SkillContainmentError("cross_device", f"{what} is on another file system")
+        raise AssertionError("unreachable: _refuse_file called for an acceptable file")
 
     # Looking -----------------------------------------------------------------------
 

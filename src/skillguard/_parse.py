@@ -383,18 +383,23 @@ def _build(
     name = check.name(expected_name)
     description = check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
     assert description is not None  # presence is checked above
+    # Optional fields are checked only when present: most skills have two to four.
     return Skill(
         name=name,
         description=description,
         body=body,
         sha256=hashlib.sha256(raw).hexdigest(),
         size=len(raw),
-        license=check.string("license"),
-        compatibility=check.text("compatibility", COMPATIBILITY_MAX, relax_length=False),
-        metadata=check.metadata(),
-        allowed_tools=check.allowed_tools(),
-        steps=check.steps(),
-        version=check.string("version"),
+        license=check.string("license") if "license" in fields else None,
+        compatibility=(
+            check.text("compatibility", COMPATIBILITY_MAX, relax_length=False)
+            if "compatibility" in fields
+            else None
+        ),
+        metadata=check.metadata() if "metadata" in fields else EMPTY_MAP,
+        allowed_tools=check.allowed_tools() if "allowed-tools" in fields else (),
+        steps=check.steps() if "steps" in fields else (),
+        version=check.string("version") if "version" in fields else None,
         extra=check.extra(),
         warnings=tuple(check.warnings) if check.warnings else (),
     )
