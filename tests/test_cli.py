@@ -371,3 +371,107 @@ def test_dangling_symlink_in_a_root_is_reported_as_skipped(
     code, out, _ = run(capsys, "validate", str(tmp_path))
     assert code == 0
     assert f"skipped {tmp_path / 'gone'}: symlink:" in out
+
+
+# -- validate: the whole skill folder -------------------------------------------------
+
+
+def test_t15_validate_fails_a_skill_whose_folder_holds_a_link_fifo_or_hard_link(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN KEY-----")
+    folder = write_skill(tmp_path / "skills" / "demo", GOOD.format(name="demo"))
+    (folder / "references").mkdir()
+    (folder / "references" / "notes.md").symlink_to(secret)
+    os.mkfifo(folder / "pipe")
+    os.link(secret, folder / "alias")
+    code, document = run_json(capsys, str(tmp_path / "skills"))
+    assert code == 1
+    (result,) = document["results"]
+    assert result["skill"] == "demo"
+    assert [(e["kind"], e["code"]) for e in result["errors"]] == [
+        ("containment", "hardlink"),
+        ("containment", "special_file"),
+        ("containment", "symlink"),
+    ]
+    assert "BEGIN KEY" not in json.dumps(document)
+
+
+def test_validate_warns_about_resource_limits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    deep = folder.joinpath(*["d"] * 7)
+    deep.mkdir(parents=True)
+    (deep / "x.txt").write_text("x")
+    code, document = run_json(capsys, str(folder / "SKILL.md"))
+    assert code == 0
+    assert [w["code"] for w in document["results"][0]["warnings"]] == ["too_deep"]
+
+
+# -- discover -------------------------------------------------------------------------
+
+
+def test_discover_prints_skills_shadowed_and_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project, user = tmp_path / "project", tmp_path / "user"
+    write_skill(project / "pdf", GOOD.format(name="pdf"))
+    write_skill(user / "pdf", GOOD.format(name="pdf"))
+    write_skill(user / "bad", "---\nname: bad\n---\n")
+    code, out, _ = run(capsys, "discover", str(project), str(user))
+    assert code == 0
+    assert out.splitlines() == [
+        f"skill    pdf  {project}/pdf",
+        f"shadowed pdf  {user}/pdf  (by {project}/pdf)",
+        f"skipped  {user}/bad: malformed/missing_field: the required field 'description' is missing",
+        "1 skills, 1 shadowed, 1 skipped",
+    ]
+
+
+def test_discover_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    write_skill(tmp_path / "pdf", GOOD.format(name="pdf"))
+    code, out, _ = run(capsys, "discover", "--format", "json", str(tmp_path))
+    document = json.loads(out)
+    assert code == 0
+    assert set(document) == {"roots", "skills", "shadowed", "skipped", "summary"}
+    (skill,) = document["skills"]
+    assert (skill["name"], skill["location"], skill["root"]) == ("pdf", "pdf", str(tmp_path))
+    assert document["summary"] == {"skills": 1, "shadowed": 0, "skipped": 0}
+
+
+def test_discover_uses_the_conventional_roots_of_a_project(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_skill(tmp_path / ".claude" / "skills" / "pdf", GOOD.format(name="pdf"))
+    write_skill(tmp_path / ".agents" / "skills" / "pdf", GOOD.format(name="pdf"))
+    monkeypatch.setenv("SKILLGUARD_USER_SKILLS", "")
+    code, out, _ = run(capsys, "discover", "--format", "json", "--project", str(tmp_path))
+    document = json.loads(out)
+    assert code == 0
+    assert [s["root"] for s in document["skills"]] == [str(tmp_path / ".agents/skills")]
+    assert [s["root"] for s in document["shadowed"]] == [str(tmp_path / ".claude/skills")]
+    assert len(document["skipped"]) == 3  # .github, .cursor and .codex do not exist
+
+
+def test_discover_follows_only_trusted_links(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "repo" / "pdf", GOOD.format(name="pdf"))
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "pdf").symlink_to(tmp_path / "repo" / "pdf", target_is_directory=True)
+    _, out, _ = run(capsys, "discover", str(tmp_path / "root"))
+    assert out.splitlines()[-1] == "0 skills, 0 shadowed, 1 skipped"
+    args = ["discover", "--trust-link-target", str(tmp_path / "repo"), str(tmp_path / "root")]
+    _, out, _ = run(capsys, *args)
+    assert out.splitlines()[-1] == "1 skills, 0 shadowed, 0 skipped"
+
+
+def test_t13_discover_escapes_untrusted_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "x\x1b[2J", GOOD.format(name="x"))
+    _, out, _ = run(capsys, "discover", str(tmp_path))
+    assert "\x1b" not in out
+    assert "x\\x1b[2J" in out

@@ -28,8 +28,16 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from ._errors import SkillError, SkillNotFoundError, SkillUsageError
-from ._fs import SKILL_FILE, Entry, SafeRoot, Skipped, display_path, resolve_trusted
+from ._errors import SkillContainmentError, SkillError, SkillNotFoundError, SkillUsageError
+from ._fs import (
+    SKILL_FILE,
+    Entry,
+    SafeRoot,
+    Skipped,
+    display_path,
+    resolve_trusted,
+    split_name,
+)
 from ._limits import DEFAULT_LIMITS, Limits
 from ._parse import parse_skill
 
@@ -286,11 +294,13 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
             if len(files) >= limits.max_resource_files:
                 reason = f"more than {limits.max_resource_files} files in the skill"
                 skipped.append(Skipped(path, "too_many_entries", reason, entry="file"))
-                return Resources(tuple(files), tuple(skipped))
+                stack.clear()
+                break
             top = path.split("/", 1)[0]
             slot = top if top in _RESOURCE_SLOTS and "/" in path else "other"
             files.append(Resource(path, slot, entry.size))
         stack.extend(reversed(children))
+    files.sort(key=lambda resource: resource.path)
     return Resources(tuple(files), tuple(skipped))
 
 
@@ -330,12 +340,15 @@ class SkillRoots:
             raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
         self.profile: Profile = profile
         self.trusted = tuple(os.fspath(target) for target in trusted_link_targets)
+        self.roots: list[tuple[str, SafeRoot | None, SkillError | None]] = []
+        self._linked: list[SafeRoot] = []
+        # name -> (the SafeRoot holding the skill folder, location in it)
+        self._index: dict[str, tuple[SafeRoot, str]] = {}
         self._options = {
             "allow_hardlinks": allow_hardlinks,
             "allow_cross_device": allow_cross_device,
             "resolver": resolver,
         }
-        self.roots: list[tuple[str, SafeRoot | None, SkillError | None]] = []
         for root in roots:
             path = os.fspath(root)
             try:
@@ -347,9 +360,6 @@ class SkillRoots:
                 self.roots.append((path, None, exc))
             else:
                 self.roots.append((path, opened, None))
-        # name -> (the SafeRoot holding the skill folder, location in it)
-        self._index: dict[str, tuple[SafeRoot, str]] = {}
-        self._linked: list[SafeRoot] = []
 
     def close(self) -> None:
         for _, root, _ in self.roots:
@@ -489,7 +499,12 @@ class SkillRoots:
     def read_resource(self, name: str, path: str) -> bytes:
         """Tier 3: one file of the skill *name*, by its path in the skill folder."""
         root, location = self._locate(name)
-        return root.read_file(_join(location, path), cap=self.limits.max_resource_bytes)
+        # Validated on its own first: joined to the location, "/etc/passwd" would
+        # look like an empty component instead of the absolute path it is.
+        inner = split_name(path)
+        if not inner:
+            raise SkillContainmentError("bad_name", "a resource path is required")
+        return root.read_file(_join(location, "/".join(inner)), cap=self.limits.max_resource_bytes)
 
 
 class _DiscoveryState:

@@ -1,0 +1,364 @@
+"""Discovery across ordered roots, trusted links, and progressive disclosure.
+
+Test names that start with ``test_tN_`` stop threat ``TN`` of threat-model.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from skillguard import (
+    Limits,
+    SkillContainmentError,
+    SkillNotFoundError,
+    SkillRoots,
+    SkillUsageError,
+    default_roots,
+    discover,
+)
+from skillguard._discover import USER_ROOTS_ENV
+
+SECRET = b"-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
+
+
+def skill_text(name: str, description: str = "Does a thing.") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n"
+
+
+def make_skill(root: Path, name: str, *parents: str, description: str = "Does a thing.") -> Path:
+    folder = root.joinpath(*parents, name)
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(skill_text(name, description))
+    return folder
+
+
+def skipped_codes(found: object) -> list[tuple[str, str]]:
+    return [(s.path, s.code) for s in found.skipped]  # type: ignore[attr-defined]
+
+
+# -- one root ------------------------------------------------------------------------
+
+
+def test_metadata_for_every_skill(tmp_path: Path) -> None:
+    make_skill(tmp_path, "alpha")
+    make_skill(tmp_path, "beta", "group")
+    found = discover([tmp_path])
+    assert [(s.name, s.location, s.description) for s in found.skills] == [
+        ("alpha", "alpha", "Does a thing."),
+        ("beta", "group/beta", "Does a thing."),
+    ]
+    meta = found.skills[0]
+    raw = (tmp_path / "alpha" / "SKILL.md").read_bytes()
+    assert (meta.size, len(meta.sha256)) == (len(raw), 64)
+    assert meta.root == str(tmp_path)
+    assert found.shadowed == ()
+    assert found.skipped == ()
+
+
+def test_a_root_that_is_itself_a_skill_folder(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path, "solo")
+    assert discover([folder]).names() == ("solo",)
+
+
+def test_tooling_folders_and_nested_skills_are_not_searched(tmp_path: Path) -> None:
+    outer = make_skill(tmp_path, "outer")
+    make_skill(outer, "inner", "references")
+    make_skill(tmp_path, "hidden", ".git")
+    make_skill(tmp_path, "dep", "node_modules")
+    assert discover([tmp_path]).names() == ("outer",)
+
+
+def test_malformed_skills_are_skipped_with_their_reason(tmp_path: Path) -> None:
+    make_skill(tmp_path, "good")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "SKILL.md").write_text("---\nname: bad\nname: bad\ndescription: d\n---\n")
+    other = tmp_path / "wrong-name"
+    other.mkdir()
+    (other / "SKILL.md").write_text(skill_text("good"))
+    found = discover([tmp_path])
+    assert found.names() == ("good",)
+    assert [(s.path, s.kind, s.code) for s in found.skipped] == [
+        ("bad", "malformed", "duplicate_key"),
+        ("wrong-name", "malformed", "name_mismatch"),
+    ]
+
+
+def test_compat_profile_identifies_skills_by_folder(tmp_path: Path) -> None:
+    other = tmp_path / "folder-name"
+    other.mkdir()
+    (other / "SKILL.md").write_text(skill_text("declared-name"))
+    found = discover([tmp_path], profile="compat")
+    assert found.names() == ("folder-name",)
+    assert found.skills[0].warnings[0].code == "name_mismatch"
+
+
+# -- ordered roots -------------------------------------------------------------------
+
+
+def test_t21_the_first_root_wins_and_later_ones_are_shadowed(tmp_path: Path) -> None:
+    first, second = tmp_path / "project", tmp_path / "user"
+    make_skill(first, "pdf", description="Project version.")
+    make_skill(second, "pdf", description="User version.")
+    make_skill(second, "only-user")
+    found = discover([first, second])
+    assert [(s.name, s.root, s.description) for s in found.skills] == [
+        ("pdf", str(first), "Project version."),
+        ("only-user", str(second), "Does a thing."),
+    ]
+    assert [(s.name, s.root, s.by_root) for s in found.shadowed] == [
+        ("pdf", str(second), str(first))
+    ]
+
+
+def test_t21_within_a_root_the_first_folder_in_order_wins(tmp_path: Path) -> None:
+    make_skill(tmp_path, "pdf", "a")
+    make_skill(tmp_path, "pdf", "b")
+    found = discover([tmp_path])
+    assert [s.location for s in found.skills] == ["a/pdf"]
+    assert [(s.location, s.by_location) for s in found.shadowed] == [("b/pdf", "a/pdf")]
+
+
+def test_a_missing_root_is_reported_not_fatal(tmp_path: Path) -> None:
+    make_skill(tmp_path / "real", "demo")
+    found = discover([tmp_path / "missing", tmp_path / "real"])
+    assert found.names() == ("demo",)
+    assert [(s.root, s.kind, s.code) for s in found.skipped] == [
+        (str(tmp_path / "missing"), "not_found", "missing")
+    ]
+
+
+def test_default_roots_order_and_the_user_override(tmp_path: Path) -> None:
+    roots = default_roots(tmp_path, home="/home/u", environ={})
+    assert roots == [
+        str(tmp_path / ".agents/skills"),
+        str(tmp_path / ".claude/skills"),
+        str(tmp_path / ".github/skills"),
+        str(tmp_path / ".cursor/skills"),
+        str(tmp_path / ".codex/skills"),
+        "/home/u/.agents/skills",
+    ]
+    override = default_roots(tmp_path, environ={USER_ROOTS_ENV: f"/a{os.pathsep}/b"})
+    assert override[-2:] == ["/a", "/b"]
+    assert len(default_roots(tmp_path, environ={USER_ROOTS_ENV: ""})) == 5
+
+
+def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(SkillUsageError):
+        discover(str(tmp_path))  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        discover([tmp_path], limits={"max_skills": 1})  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        SkillRoots([tmp_path], resolver="magic")  # type: ignore[arg-type]
+
+
+# -- limits --------------------------------------------------------------------------
+
+
+def test_t20_discovery_depth_at_limit_and_over(tmp_path: Path) -> None:
+    make_skill(tmp_path, "deep", "a", "b")  # depth 3
+    assert discover([tmp_path], limits=Limits(max_discovery_depth=3)).names() == ("deep",)
+    found = discover([tmp_path], limits=Limits(max_discovery_depth=2))
+    assert found.names() == ()
+    assert skipped_codes(found) == [("a/b/deep", "too_deep")]
+
+
+def test_t20_folders_per_root_at_limit_and_over(tmp_path: Path) -> None:
+    for name in ("s1", "s2", "s3"):
+        make_skill(tmp_path, name)
+    assert len(discover([tmp_path], limits=Limits(max_dirs_per_root=3)).skills) == 3
+    found = discover([tmp_path], limits=Limits(max_dirs_per_root=2))
+    assert found.names() == ("s1", "s2")
+    assert skipped_codes(found) == [("s3", "too_many_entries")]
+
+
+def test_t20_total_skills_at_limit_and_over(tmp_path: Path) -> None:
+    for name in ("s1", "s2", "s3"):
+        make_skill(tmp_path, name)
+    assert len(discover([tmp_path], limits=Limits(max_skills=3)).skills) == 3
+    found = discover([tmp_path], limits=Limits(max_skills=2))
+    assert found.names() == ("s1", "s2")
+    assert skipped_codes(found) == [("s3", "too_many_skills")]
+
+
+def test_t20_entries_per_folder_at_limit_and_over(tmp_path: Path) -> None:
+    for name in ("s1", "s2"):
+        make_skill(tmp_path, name)
+    assert len(discover([tmp_path], limits=Limits(max_dir_entries=2)).skills) == 2
+    found = discover([tmp_path], limits=Limits(max_dir_entries=1))
+    assert len(found.skills) == 1  # the first entry the folder listing gives
+    assert skipped_codes(found) == [("", "too_many_entries")]
+
+
+# -- links ---------------------------------------------------------------------------
+
+
+def test_t10_a_symlinked_skill_folder_is_refused_by_default(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_skill(repo, "linked")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(repo / "linked", target_is_directory=True)
+    found = discover([root])
+    assert found.names() == ()
+    assert skipped_codes(found) == [("linked", "symlink")]
+
+
+def test_trusted_link_targets_follow_a_linked_skill_folder(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_skill(repo, "linked")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(repo / "linked", target_is_directory=True)
+    with SkillRoots([root], trusted_link_targets=[repo]) as sources:
+        found = sources.discover()
+        assert [(s.name, s.location) for s in found.skills] == [("linked", "linked")]
+        assert sources.load("linked").body == "Body of linked.\n"
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["outside", "repo-evil", "repo"],
+    ids=["outside-the-trusted-folder", "prefix-without-separator", "the-trusted-folder-itself"],
+)
+def test_t19_links_outside_the_trusted_folders_are_refused(tmp_path: Path, target: str) -> None:
+    make_skill(tmp_path / "outside", "linked")
+    make_skill(tmp_path / "repo-evil", "linked")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "SKILL.md").write_text(skill_text("linked"))
+    root = tmp_path / "root"
+    root.mkdir()
+    destination = tmp_path / target if target == "repo" else tmp_path / target / "linked"
+    (root / "linked").symlink_to(destination, target_is_directory=True)
+    found = discover([root], trusted_link_targets=[tmp_path / "repo"])
+    assert found.names() == ()
+    assert skipped_codes(found) == [("linked", "symlink")]
+
+
+def test_t10_a_followed_link_target_has_no_further_links(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "linked").mkdir(parents=True)
+    secret = tmp_path / "secret"
+    secret.write_bytes(SECRET)
+    (repo / "linked" / "SKILL.md").symlink_to(secret)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(repo / "linked", target_is_directory=True)
+    found = discover([root], trusted_link_targets=[repo])
+    assert found.names() == ()
+    assert skipped_codes(found) == [("linked", "symlink")]
+    assert SECRET.decode() not in repr(found)
+
+
+def test_a_skill_folder_reached_twice_is_kept_once(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_skill(repo, "shared")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "shared").symlink_to(repo / "shared", target_is_directory=True)
+    found = discover([repo, root], trusted_link_targets=[repo])
+    assert found.names() == ("shared",)
+    assert [(s.root, s.code) for s in found.skipped] == [(str(root), "duplicate")]
+
+
+def test_a_trusted_link_to_a_folder_without_a_skill_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "repo" / "empty").mkdir(parents=True)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "empty").symlink_to(tmp_path / "repo" / "empty", target_is_directory=True)
+    found = discover([root], trusted_link_targets=[tmp_path / "repo"])
+    assert skipped_codes(found) == [("empty", "no_skill")]
+
+
+# -- tiers 2 and 3 -------------------------------------------------------------------
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    folder = make_skill(tmp_path, "pdf")
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "run.py").write_text("print(1)\n")
+    (folder / "references").mkdir()
+    (folder / "references" / "forms.md").write_text("# Forms\n")
+    (folder / "assets" / "img").mkdir(parents=True)
+    (folder / "assets" / "img" / "logo.svg").write_text("<svg/>")
+    (folder / "notes.txt").write_text("n")
+    return tmp_path
+
+
+def test_tier_two_loads_the_body(library: Path) -> None:
+    with SkillRoots([library]) as sources:
+        skill = sources.load("pdf")  # discovers on first use
+    assert skill.body == "Body of pdf.\n"
+
+
+def test_tier_two_refuses_an_unknown_name(library: Path) -> None:
+    with SkillRoots([library]) as sources, pytest.raises(SkillNotFoundError) as info:
+        sources.load("../pdf")
+    assert info.value.code == "unknown_skill"
+
+
+def test_tier_three_lists_read_only_resources_by_slot(library: Path) -> None:
+    with SkillRoots([library]) as sources:
+        resources = sources.resources("pdf")
+    assert [(r.path, r.slot, r.access) for r in resources.files] == [
+        ("assets/img/logo.svg", "assets", "read_only"),
+        ("notes.txt", "other", "read_only"),
+        ("references/forms.md", "references", "read_only"),
+        ("scripts/run.py", "scripts", "read_only"),
+    ]
+    assert resources.skipped == ()
+
+
+def test_t15_tier_three_reads_through_saferoot(library: Path) -> None:
+    folder = library / "pdf"
+    secret = library.parent / "secret"
+    secret.write_bytes(SECRET)
+    (folder / "references" / "notes.md").symlink_to(secret)
+    with SkillRoots([library]) as sources:
+        assert sources.read_resource("pdf", "references/forms.md") == b"# Forms\n"
+        for path, code in [
+            ("references/notes.md", "symlink"),
+            ("../pdf/SKILL.md", "path_escape"),
+            ("/etc/passwd", "path_escape"),
+            ("references/", "bad_name"),
+        ]:
+            with pytest.raises(SkillContainmentError) as info:
+                sources.read_resource("pdf", path)
+            assert info.value.code == code
+        listed = sources.resources("pdf")
+    assert [(s.path, s.code) for s in listed.skipped] == [("references/notes.md", "symlink")]
+    assert SECRET.decode() not in repr(listed)
+
+
+def test_t20_resource_limits_at_n_and_n_plus_one(library: Path) -> None:
+    (library / "pdf" / "big.bin").write_bytes(b"x" * 100)
+    with SkillRoots([library], limits=Limits(max_resource_bytes=100)) as sources:
+        assert sources.read_resource("pdf", "big.bin") == b"x" * 100
+    with SkillRoots([library], limits=Limits(max_resource_bytes=99)) as sources:
+        with pytest.raises(SkillContainmentError) as info:
+            sources.read_resource("pdf", "big.bin")
+        assert info.value.code == "too_large"
+    with SkillRoots([library], limits=Limits(max_resource_files=5)) as sources:
+        assert len(sources.resources("pdf").files) == 5
+    with SkillRoots([library], limits=Limits(max_resource_files=4)) as sources:
+        listed = sources.resources("pdf")
+        assert len(listed.files) == 4
+        assert [s.code for s in listed.skipped] == ["too_many_entries"]
+    with SkillRoots([library], limits=Limits(max_resource_depth=2)) as sources:
+        listed = sources.resources("pdf")
+        assert [(s.path, s.code) for s in listed.skipped] == [("assets/img", "too_deep")]
+
+
+def test_roots_are_closed_and_leave_no_descriptor(library: Path) -> None:
+    if not Path("/proc/self/fd").exists():
+        pytest.skip("needs /proc to count descriptors")
+    before = len(os.listdir("/proc/self/fd"))
+    with SkillRoots([library, library / "missing"]) as sources:
+        sources.discover()
+        sources.load("pdf")
+        sources.resources("pdf")
+    assert len(os.listdir("/proc/self/fd")) == before
