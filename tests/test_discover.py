@@ -148,7 +148,7 @@ def test_default_roots_order_and_the_user_override(tmp_path: Path) -> None:
 
 def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(SkillUsageError):
-        discover(str(tmp_path))  # type: ignore[arg-type]
+        discover(str(tmp_path))  # a str is a sequence, but not of paths
     with pytest.raises(SkillUsageError):
         discover([tmp_path], limits={"max_skills": 1})  # type: ignore[arg-type]
     with pytest.raises(SkillUsageError):
