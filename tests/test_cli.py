@@ -425,8 +425,10 @@ def test_discover_prints_skills_shadowed_and_skipped(
     assert out.splitlines() == [
         f"skill    pdf  {project}/pdf",
         f"shadowed pdf  {user}/pdf  (by {project}/pdf)",
-        f"skipped  {user}/bad: malformed/missing_field: "
-        "the required field 'description' is missing",
+        (
+            f"skipped  {user}/bad: malformed/missing_field: "
+            "the required field 'description' is missing"
+        ),
         "1 skills, 1 shadowed, 1 skipped",
     ]
 
