@@ -397,3 +397,10 @@ def test_no_descriptor_is_left_open(tree: Path, resolver: str) -> None:
         root.folder_identity("d/e")
         root.open_dir("d").close()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.parametrize("path", [123, b"/tmp", None])
+def test_a_root_that_is_not_a_path_is_a_usage_error(path: object) -> None:
+    with pytest.raises(SkillUsageError) as info:
+        SafeRoot(path)  # type: ignore[arg-type]
+    assert info.value.code == "bad_argument"

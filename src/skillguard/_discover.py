@@ -344,6 +344,7 @@ class SkillRoots:
         self._linked: list[SafeRoot] = []
         # name -> (the SafeRoot holding the skill folder, location in it)
         self._index: dict[str, tuple[SafeRoot, str]] = {}
+        self._discovered = False
         self._options = {
             "allow_hardlinks": allow_hardlinks,
             "allow_cross_device": allow_cross_device,
@@ -406,6 +407,7 @@ class SkillRoots:
                 if state.full:
                     break
         self._index = state.index
+        self._discovered = True
         return Discovery(tuple(state.skills), tuple(state.shadowed), tuple(state.skipped))
 
     def _take(
@@ -476,7 +478,7 @@ class SkillRoots:
     # Tier 2 and 3 ------------------------------------------------------------------
 
     def _locate(self, name: str) -> tuple[SafeRoot, str]:
-        if not self._index:
+        if not self._discovered:
             self.discover()
         found = self._index.get(name) if isinstance(name, str) else None
         if found is None:

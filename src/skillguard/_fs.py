@@ -330,6 +330,8 @@ class SafeRoot:
             raise SkillUsageError("bad_argument", "resolver must be 'auto', 'openat2' or 'walk'")
         if resolver == "openat2" and not _OPENAT2:
             raise SkillUsageError("unsupported_platform", "openat2(2) is not available here")
+        if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
+            raise SkillUsageError("bad_argument", "the root must be a str or os.PathLike path")
         self.path = os.fspath(path)
         self.allow_hardlinks = allow_hardlinks
         self.allow_cross_device = allow_cross_device
@@ -570,7 +572,11 @@ class SafeRoot:
     # Looking -----------------------------------------------------------------------
 
     def has_entry(self, relpath: str) -> bool:
-        """Whether *relpath* names anything at all (of any type, never followed)."""
+        """Whether *relpath* names anything at all (of any type, never followed).
+
+        Raises ``SkillContainmentError`` when the folders on the way to it break
+        containment (a symlink, another file system), like every other method.
+        """
         parts = split_name(relpath)
         if not parts:
             return True
@@ -712,9 +718,12 @@ def resolve_trusted(target: str, trusted: tuple[str, ...]) -> str | None:
     The check compares whole path components (``/a/skills-evil`` is not inside
     ``/a/skills``), after resolving both sides.
     """
-    resolved = os.path.realpath(target)
-    for folder in trusted:
-        base = os.path.realpath(folder)
-        if resolved != base and os.path.commonpath([resolved, base]) == base:
-            return resolved
+    try:
+        resolved = os.path.realpath(target)
+        for folder in trusted:
+            base = os.path.realpath(folder)
+            if resolved != base and os.path.commonpath([resolved, base]) == base:
+                return resolved
+    except (OSError, ValueError):  # a link changed mid-resolution: not trusted
+        return None
     return None
