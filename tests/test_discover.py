@@ -133,7 +133,7 @@ def test_a_missing_root_is_reported_not_fatal(tmp_path: Path) -> None:
 
 def test_default_roots_order_and_the_user_override(tmp_path: Path) -> None:
     roots = default_roots(tmp_path, home="/home/u", environ={})
-    assert roots == [
+    assert [str(root) for root in roots] == [
         str(tmp_path / ".agents/skills"),
         str(tmp_path / ".claude/skills"),
         str(tmp_path / ".github/skills"),
@@ -141,8 +141,9 @@ def test_default_roots_order_and_the_user_override(tmp_path: Path) -> None:
         str(tmp_path / ".codex/skills"),
         "/home/u/.agents/skills",
     ]
+    assert {root.base for root in roots[:5]} == {str(tmp_path)}
     override = default_roots(tmp_path, environ={USER_ROOTS_ENV: f"/a{os.pathsep}/b"})
-    assert override[-2:] == ["/a", "/b"]
+    assert [str(root) for root in override[-2:]] == ["/a", "/b"]
     assert len(default_roots(tmp_path, environ={USER_ROOTS_ENV: ""})) == 5
 
 
@@ -362,3 +363,78 @@ def test_roots_are_closed_and_leave_no_descriptor(library: Path) -> None:
         sources.load("pdf")
         sources.resources("pdf")
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_t10_a_symlinked_conventional_root_in_a_project_is_refused(tmp_path: Path) -> None:
+    # Found in review: a cloned repository's .claude/skills linking to the victim's
+    # own skills. The project folder is trusted; what is below it is not.
+    victim = tmp_path / "victim-skills"
+    make_skill(victim, "private")
+    project = tmp_path / "ws"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "skills").symlink_to(victim, target_is_directory=True)
+    found = discover(default_roots(project, environ={USER_ROOTS_ENV: ""}))
+    assert found.names() == ()
+    assert ("containment", "symlink") in {(s.kind, s.code) for s in found.skipped}
+
+
+@pytest.mark.parametrize("targets", ["/", None, [b"/tmp"], "relative"])
+def test_trusted_link_targets_must_be_a_list_of_paths(tmp_path: Path, targets: object) -> None:
+    # Found in review: a plain string was split into characters, trusting "/".
+    with pytest.raises(SkillUsageError):
+        discover([tmp_path], trusted_link_targets=targets)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("roots", [None, "root", [b"/tmp"], [1]])
+def test_roots_must_be_a_list_of_paths(roots: object) -> None:
+    with pytest.raises(SkillUsageError):
+        SkillRoots(roots)  # type: ignore[arg-type]
+
+
+def test_a_nul_in_a_root_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(SkillUsageError):
+        discover([f"{tmp_path}/a\x00b"])
+    with pytest.raises(SkillUsageError):
+        default_roots(5)  # type: ignore[arg-type]
+
+
+def test_a_name_that_is_not_a_str_is_a_usage_error(library: Path) -> None:
+    with SkillRoots([library]) as sources, pytest.raises(SkillUsageError):
+        sources.load(1)  # type: ignore[arg-type]
+
+
+def test_repeated_discovery_with_links_leaks_no_descriptor(tmp_path: Path) -> None:
+    if not Path("/proc/self/fd").exists():
+        pytest.skip("needs /proc to count descriptors")
+    repo = tmp_path / "repo"
+    make_skill(repo, "linked")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(repo / "linked", target_is_directory=True)
+    with SkillRoots([root], trusted_link_targets=[repo]) as sources:
+        sources.discover()
+        during = len(os.listdir("/proc/self/fd"))
+        for _ in range(20):
+            sources.discover()
+        assert len(os.listdir("/proc/self/fd")) == during
+
+
+def test_t16_a_trusted_link_target_swapped_for_a_link_is_refused(tmp_path: Path) -> None:
+    # The target is opened beneath the trusted folder with no symlink followed: a
+    # component that is a symlink at open time is refused, whatever realpath saw.
+    trusted = tmp_path / "repos"
+    make_skill(trusted / "ws", "x")
+    outside = tmp_path / "outside"
+    make_skill(outside, "x")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "x").symlink_to(trusted / "ws" / "x", target_is_directory=True)
+    assert discover([root], trusted_link_targets=[trusted]).names() == ("x",)
+    (trusted / "ws" / "x").rename(trusted / "ws" / "held")
+    (trusted / "ws" / "inner").symlink_to(outside, target_is_directory=True)
+    (root / "x").unlink()
+    (root / "x").symlink_to(trusted / "ws" / "inner" / "x", target_is_directory=True)
+    # realpath resolves through ws/inner to outside/x, which is not in the trusted folder.
+    found = discover([root], trusted_link_targets=[trusted])
+    assert found.names() == ()
+    assert skipped_codes(found) == [("x", "symlink")]

@@ -17,6 +17,7 @@ PUBLIC = {
     "Profile",
     "Resource",
     "Resources",
+    "RootPath",
     "SafeRoot",
     "Shadowed",
     "Skill",

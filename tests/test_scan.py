@@ -336,7 +336,10 @@ def test_dangling_and_file_symlinks_in_a_root_are_not_skill_folders(tmp_path: Pa
     (tmp_path / "file-link").symlink_to(tmp_path / "demo" / "SKILL.md")
     found, skipped = scan(tmp_path)
     assert [(f.folder, f.error) for f in found] == [("demo", None)]
-    assert skipped == [(str(tmp_path / "dangling"), "symlink")]  # reported, not followed
+    assert skipped == [  # reported, not followed
+        (str(tmp_path / "dangling"), "symlink"),
+        (str(tmp_path / "file-link"), "symlink"),
+    ]
 
 
 def test_t11_fifo_read_directly_is_refused_by_fstat(tmp_path: Path) -> None:
@@ -377,7 +380,7 @@ def test_a_read_error_is_reported_as_unreadable() -> None:
         (errno.ENODEV, SkillContainmentError, "not_regular_file"),
         (errno.ENOTDIR, SkillContainmentError, "not_a_directory"),
         (errno.ENOENT, SkillNotFoundError, "missing"),
-        (errno.ENAMETOOLONG, SkillNotFoundError, "missing"),
+        (errno.ENAMETOOLONG, SkillContainmentError, "bad_name"),
         (errno.EACCES, SkillNotFoundError, "unreadable"),
         (errno.EIO, SkillNotFoundError, "unreadable"),
     ],
@@ -388,3 +391,11 @@ def test_every_os_error_maps_to_a_typed_error(err: int, cls: type, code: str) ->
     assert type(mapped) is cls
     assert mapped.code == code
     assert mapped.__cause__ is original
+
+
+def test_a_symlink_to_a_file_in_a_searched_folder_is_reported(tmp_path: Path) -> None:
+    make_skill(tmp_path, "demo")
+    (tmp_path / "notes.md").symlink_to(tmp_path / "demo" / "SKILL.md")
+    found, skipped = scan(tmp_path)
+    assert [(f.folder, f.error) for f in found] == [("demo", None)]
+    assert skipped == [(str(tmp_path / "notes.md"), "symlink")]

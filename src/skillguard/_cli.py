@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 import attrs
 
 from ._discover import default_roots, discover
-from ._errors import SkillError
+from ._errors import SkillError, SkillUsageError
 from ._fs import display_path
 from ._limits import DEFAULT_LIMITS
 from ._parse import FORBIDDEN_CHARS, parse_skill
@@ -180,7 +180,7 @@ def _discover(args: argparse.Namespace, out: TextIO) -> int:
     }
     if args.format == "json":
         document = {
-            "roots": [display_path(root) for root in roots],
+            "roots": [display_path(str(root)) for root in roots],
             "skills": [
                 {
                     "name": meta.name,
@@ -294,7 +294,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         if args.command == "discover":
-            return _discover(args, sys.stdout)
+            try:
+                return _discover(args, sys.stdout)
+            except SkillUsageError as exc:
+                sys.stderr.write(f"skillguard: {_printable(str(exc))}\n")
+                return EXIT_USAGE
+            except Exception as exc:  # a bug; reported in one line, never a traceback
+                sys.stderr.write(f"skillguard: internal error ({type(exc).__name__})\n")
+                return EXIT_FAILED
         return _validate(args, sys.stdout, sys.stderr)
     except SystemExit as exc:  # argparse's --help and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE

@@ -35,7 +35,7 @@ from ._fs import (
     SafeRoot,
     Skipped,
     display_path,
-    resolve_trusted,
+    open_trusted_target,
     split_name,
 )
 from ._limits import DEFAULT_LIMITS, Limits
@@ -55,6 +55,7 @@ __all__ = [
     "FolderHit",
     "Resource",
     "Resources",
+    "RootPath",
     "Shadowed",
     "SkillMeta",
     "SkillRoots",
@@ -79,29 +80,56 @@ USER_ROOTS_ENV = "SKILLGUARD_USER_SKILLS"
 _RESOURCE_SLOTS = ("scripts", "references", "assets")
 
 
+@attrs.frozen
+class RootPath:
+    """A skill root named as a *base* folder the caller trusts and a *relative* path
+    below it that the workspace controls: the relative part is opened beneath the
+    base's descriptor with no symlink followed (a symlinked ``.claude/skills`` in a
+    cloned repository is refused, not followed)."""
+
+    base: str
+    relative: str = ""
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.base, self.relative) if self.relative else self.base
+
+    def __str__(self) -> str:
+        return self.path
+
+
+def _is_paths(value: object, *, allow: tuple[type, ...]) -> bool:
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(item, allow) and not isinstance(item, bytes) for item in value
+    )
+
+
 def default_roots(
     project: str | os.PathLike[str] | None = None,
     *,
     home: str | None = None,
     environ: Mapping[str, str] | None = None,
-) -> list[str]:
+) -> list[RootPath]:
     """The conventional skill roots for *project* and the user, in precedence order.
 
     Project roots first (``.agents/skills``, ``.claude/skills``, ``.github/skills``,
     ``.cursor/skills``, ``.codex/skills`` under *project*, by default the current
-    folder), then the user's ``~/.agents/skills``. The environment variable
-    ``SKILLGUARD_USER_SKILLS`` replaces the user root with its own list of folders
-    (separated by ``os.pathsep``); set to the empty string, it removes it.
+    folder), each opened beneath the project folder with no symlink followed; then the
+    user's ``~/.agents/skills`` (the user's own, resolved as given). The environment
+    variable ``SKILLGUARD_USER_SKILLS`` replaces the user root with its own list of
+    folders (separated by ``os.pathsep``); set to the empty string, it removes it.
     """
+    if project is not None and not isinstance(project, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "project must be a path")
     env = os.environ if environ is None else environ
     base = os.fspath(project) if project is not None else "."
-    roots = [os.path.join(base, relative) for relative in PROJECT_ROOTS]
+    roots = [RootPath(base, relative) for relative in PROJECT_ROOTS]
     override = env.get(USER_ROOTS_ENV)
     if override is not None:
-        roots.extend(folder for folder in override.split(os.pathsep) if folder)
+        roots.extend(RootPath(folder) for folder in override.split(os.pathsep) if folder)
     else:
         user_home = home if home is not None else os.path.expanduser("~")
-        roots.append(os.path.join(user_home, ".agents", "skills"))
+        roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
     return roots
 
 
@@ -322,7 +350,7 @@ class SkillRoots:
 
     def __init__(
         self,
-        roots: Sequence[str | os.PathLike[str]],
+        roots: Sequence[str | os.PathLike[str] | RootPath],
         *,
         limits: Limits | None = None,
         profile: Profile = "strict",
@@ -331,10 +359,10 @@ class SkillRoots:
         allow_cross_device: bool = False,
         resolver: Literal["auto", "openat2", "walk"] = "auto",
     ) -> None:
-        if isinstance(roots, (str, bytes)) or not all(
-            isinstance(root, (str, os.PathLike)) for root in roots
-        ):
-            raise SkillUsageError("bad_argument", "roots must be a sequence of paths")
+        if not _is_paths(roots, allow=(str, os.PathLike, RootPath)):
+            raise SkillUsageError("bad_argument", "roots must be a list of paths")
+        if not _is_paths(trusted_link_targets, allow=(str, os.PathLike)):
+            raise SkillUsageError("bad_argument", "trusted_link_targets must be a list of paths")
         self.limits = DEFAULT_LIMITS if limits is None else limits
         if not isinstance(self.limits, Limits):
             raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
@@ -351,9 +379,9 @@ class SkillRoots:
             "resolver": resolver,
         }
         for root in roots:
-            path = os.fspath(root)
+            path = root.path if isinstance(root, RootPath) else os.fspath(root)
             try:
-                opened = SafeRoot(path, **self._options)  # type: ignore[arg-type]
+                opened = self._open_root(root)
             except SkillUsageError:
                 self.close()
                 raise
@@ -361,6 +389,12 @@ class SkillRoots:
                 self.roots.append((path, None, exc))
             else:
                 self.roots.append((path, opened, None))
+
+    def _open_root(self, root: str | os.PathLike[str] | RootPath) -> SafeRoot:
+        if not isinstance(root, RootPath):
+            return SafeRoot(root, **self._options)  # type: ignore[arg-type]
+        with SafeRoot(root.base, **self._options) as base:  # type: ignore[arg-type]
+            return base.open_dir(root.relative)
 
     def close(self) -> None:
         for _, root, _ in self.roots:
@@ -384,6 +418,9 @@ class SkillRoots:
 
     def discover(self) -> Discovery:
         """Every skill in every root, the shadowed ones, and every entry skipped."""
+        for linked in self._linked:  # the previous discovery's linked folders
+            linked.close()
+        self._linked = []
         state = _DiscoveryState(self.limits)
         seen: set[tuple[int, int]] = set()
         for path, root, error in self.roots:
@@ -457,15 +494,18 @@ class SkillRoots:
         link: Skipped,
     ) -> None:
         target = root.link_target(link.path)
-        resolved = None if target is None else resolve_trusted(target, self.trusted)
-        if resolved is None:
+        try:
+            linked = (
+                None
+                if target is None
+                else open_trusted_target(target, self.trusted, **self._options)  # type: ignore[arg-type]
+            )
+        except SkillError as exc:  # inside a trusted folder, but not a folder to open
+            state.skip(label, link.path, exc.kind, exc.code, exc.reason)
+            return
+        if linked is None:
             reason = "a symlinked skill folder whose target is not in a trusted folder"
             state.skip(label, link.path, "containment", "symlink", reason)
-            return
-        try:
-            linked = SafeRoot(resolved, **self._options)  # type: ignore[arg-type]
-        except SkillError as exc:
-            state.skip(label, link.path, exc.kind, exc.code, exc.reason)
             return
         self._linked.append(linked)
         hit = _try_skill(linked, "", self.limits.max_skill_bytes)
@@ -480,7 +520,9 @@ class SkillRoots:
     def _locate(self, name: str) -> tuple[SafeRoot, str]:
         if not self._discovered:
             self.discover()
-        found = self._index.get(name) if isinstance(name, str) else None
+        if not isinstance(name, str):
+            raise SkillUsageError("bad_argument", "a skill name must be a str")
+        found = self._index.get(name)
         if found is None:
             raise SkillNotFoundError(
                 "unknown_skill", "no discovered skill has this name", name=name
@@ -549,7 +591,7 @@ class _DiscoveryState:
 
 
 def discover(
-    roots: Sequence[str | os.PathLike[str]],
+    roots: Sequence[str | os.PathLike[str] | RootPath],
     *,
     limits: Limits | None = None,
     profile: Profile = "strict",

@@ -55,8 +55,8 @@ __all__ = [
     "SafeRoot",
     "Skipped",
     "display_path",
+    "open_trusted_target",
     "openat2_available",
-    "resolve_trusted",
     "split_name",
     "split_operator_path",
 ]
@@ -65,12 +65,16 @@ SKILL_FILE = "SKILL.md"
 Resolver: TypeAlias = Literal["auto", "openat2", "walk"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_WALK_DIR_FLAGS = _DIR_FLAGS | os.O_NOFOLLOW
+# Folders on the way to a file are opened for searching only (O_PATH on Linux): a
+# folder with execute but no read permission is then passable by both resolvers.
+_SEARCH_DIR_FLAGS = (
+    os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC if hasattr(os, "O_PATH") else _DIR_FLAGS
+)
 _ROOT_FLAGS = _DIR_FLAGS | os.O_NONBLOCK
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _READ_CHUNK = 64 * 1024
 _MAX_NAME_BYTES = 255  # NAME_MAX on Linux and the BSDs
-_MAX_PATH_CHARS = 4096  # PATH_MAX
+_MAX_PATH_BYTES = 4095  # PATH_MAX, less the terminating NUL
 _BAD_PATH_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")  # controls and backslash
 
 
@@ -97,7 +101,7 @@ def split_name(relpath: str) -> tuple[str, ...]:
         raise SkillUsageError("bad_argument", "a path must be a str")
     if not relpath:
         return ()
-    if len(relpath) > _MAX_PATH_CHARS:
+    if len(relpath) > _MAX_PATH_BYTES:  # a character is at least one byte
         raise _bad_name("the path is too long", relpath)
     if relpath.startswith("/"):
         raise SkillContainmentError("path_escape", f"absolute path {safe_repr(relpath)}")
@@ -112,9 +116,11 @@ def split_name(relpath: str) -> tuple[str, ...]:
         raise _bad_name("a control character or backslash in the path", relpath)
     if not relpath.isascii():  # O(1); only then can a lone surrogate be present
         try:
-            relpath.encode("utf-8")
+            encoded = relpath.encode("utf-8")
         except UnicodeEncodeError:  # bytes that were never UTF-8
             raise _bad_name("a path component that is not UTF-8", relpath) from None
+        if len(encoded) > _MAX_PATH_BYTES:  # both resolvers refuse it alike
+            raise _bad_name("the path is too long", relpath)
     parts = tuple(relpath.split("/"))
     for part in parts:
         if part in (".", ".."):
@@ -244,7 +250,9 @@ def _classify(exc: OSError, what: str) -> SkillError:
         return SkillContainmentError("not_regular_file", f"{what} is not a regular file")
     if code == errno.ENOTDIR:
         return SkillContainmentError("not_a_directory", f"{what}: a component is not a folder")
-    if code in (errno.ENOENT, errno.ENAMETOOLONG):
+    if code == errno.ENAMETOOLONG:
+        return SkillContainmentError("bad_name", f"{what}: the path is too long")
+    if code == errno.ENOENT:
         return SkillNotFoundError("missing", f"{what} does not exist")
     return SkillNotFoundError(
         "unreadable", f"{what} cannot be read ({errno.errorcode.get(code or 0, 'EIO')})"
@@ -342,11 +350,14 @@ class SafeRoot:
         if not allow_cross_device:
             resolve |= _RESOLVE_NO_XDEV
         self._how = _OpenHow(_DIR_FLAGS, 0, resolve)
+        self._search_how = _OpenHow(_SEARCH_DIR_FLAGS, 0, resolve)
         try:
             # O_DIRECTORY fails with ENOTDIR before a FIFO or device is opened.
             fd = os.open(self.path, _ROOT_FLAGS)  # the trusted root itself
         except OSError as exc:
             raise _os_error(exc, "the root") from exc
+        except ValueError as exc:  # a NUL in the path
+            raise SkillUsageError("bad_argument", "the root path holds a NUL") from exc
         self._fd: int | None = fd
         info = os.fstat(fd)
         # Containment is judged against the device of the outermost root.
@@ -385,27 +396,38 @@ class SafeRoot:
 
     # Opening -----------------------------------------------------------------------
 
-    def _open_dir(self, parts: tuple[str, ...], what: str, *, check_device: bool = True) -> int:
+    def _open_dir(
+        self,
+        parts: tuple[str, ...],
+        what: str,
+        *,
+        check_device: bool = True,
+        search_only: bool = False,
+    ) -> int:
         """A descriptor for the folder *parts* beneath the root (the root's own for ``()``:
         callers close what is not ``self._fd``).
 
         A single component is opened with ``openat(O_NOFOLLOW|O_DIRECTORY)`` by both
         resolvers: for one name that is all openat2 would do, in one call less. With
-        *check_device* false the caller checks the device of what it opens inside.
+        *check_device* false the caller checks the device of what it opens inside; with
+        *search_only* the descriptor is good only as a ``dir_fd`` (and for ``fstat``).
         """
         root = self.fd
         if not parts:
             return root
         if self.resolver == "openat2" and len(parts) > 1:
             try:
-                return _openat2(root, "/".join(parts), self._how)
+                how = self._search_how if search_only else self._how
+                return _openat2(root, "/".join(parts), how)
             except OSError as exc:
                 raise _os_error(exc, what) from exc
         current = root
+        last = len(parts) - 1
         try:
-            for part in parts:
+            for index, part in enumerate(parts):
+                flags = _DIR_FLAGS if index == last and not search_only else _SEARCH_DIR_FLAGS
                 try:
-                    fd = os.open(part, _WALK_DIR_FLAGS, dir_fd=current)
+                    fd = os.open(part, flags | os.O_NOFOLLOW, dir_fd=current)
                 except OSError as exc:
                     if exc.errno == errno.ENOTDIR and self._is_link(part, current):
                         # O_DIRECTORY|O_NOFOLLOW reports a symlink as ENOTDIR; openat2
@@ -428,7 +450,7 @@ class SafeRoot:
         parts = split_name(relpath)
         if not parts:
             return self.identity
-        fd = self._open_dir(parts, "the folder")
+        fd = self._open_dir(parts, "the folder", search_only=True)
         try:
             info = os.fstat(fd)
         finally:
@@ -463,6 +485,7 @@ class SafeRoot:
         child.allow_cross_device = self.allow_cross_device
         child.resolver = self.resolver
         child._how = self._how
+        child._search_how = self._search_how
         child._fd = fd
         child.device = self.device
         info = os.fstat(fd)
@@ -489,16 +512,20 @@ class SafeRoot:
         parts = split_name(relpath)
         if not parts:
             raise _bad_name("a file path is required", relpath)
+        if type(cap) is not int or cap < 0:
+            raise SkillUsageError("bad_argument", "cap must be an int of 0 or more")
         return self._read_parts(parts, cap, oversize)
 
     def read_skill_file(self, folder: str = "", *, cap: int) -> bytes:
         """``SKILL.md`` in *folder*, where an oversize file is a ``MalformedSkillError``."""
+        if type(cap) is not int or cap < 0:
+            raise SkillUsageError("bad_argument", "cap must be an int of 0 or more")
         return self._read_parts((*split_name(folder), SKILL_FILE), cap, MalformedSkillError)
 
     def _read_parts(self, parts: tuple[str, ...], cap: int, oversize: type[SkillError]) -> bytes:
         what = "the file" if parts[-1] != SKILL_FILE else SKILL_FILE
         # The file's own fstat checks its device, which covers the folders above it.
-        dir_fd = self._open_dir(parts[:-1], what, check_device=False)
+        dir_fd = self._open_dir(parts[:-1], what, check_device=False, search_only=True)
         try:
             return self._read_at(dir_fd, parts[-1], cap, oversize, what)
         finally:
@@ -581,7 +608,7 @@ class SafeRoot:
         if not parts:
             return True
         try:
-            dir_fd = self._open_dir(parts[:-1], "the folder")
+            dir_fd = self._open_dir(parts[:-1], "the folder", search_only=True)
         except SkillNotFoundError:
             return False
         try:
@@ -603,8 +630,18 @@ class SafeRoot:
         with its reason: ``symlink``, ``special_file``, ``hardlink``, ``cross_device``,
         ``bad_name``, ``unreadable``.
         """
+        if type(max_entries) is not int or max_entries < 1:
+            raise SkillUsageError("bad_argument", "max_entries must be a positive int")
         parts = split_name(relpath)
-        dir_fd = self._open_dir(parts, "the folder")
+        if parts:
+            dir_fd = self._open_dir(parts, "the folder")
+        else:
+            # A fresh descriptor: scandir() of the held one would share its offset
+            # with every thread listing the root at the same time.
+            try:
+                dir_fd = os.open(".", _DIR_FLAGS, dir_fd=self.fd)
+            except OSError as exc:
+                raise _os_error(exc, "the root") from exc
         entries: list[Entry] = []
         skipped: list[Skipped] = []
         try:
@@ -678,7 +715,7 @@ class SafeRoot:
         if not parts:
             return "none"
         try:
-            dir_fd = self._open_dir(parts[:-1], "the folder")
+            dir_fd = self._open_dir(parts[:-1], "the folder", search_only=True)
         except SkillError:
             return "none"
         try:
@@ -712,18 +749,36 @@ def split_operator_path(path: str) -> tuple[str, str]:
     return parent, name
 
 
-def resolve_trusted(target: str, trusted: tuple[str, ...]) -> str | None:
-    """*target* resolved by the OS, if it lies inside one of the *trusted* folders.
+def open_trusted_target(
+    target: str,
+    trusted: tuple[str, ...],
+    *,
+    allow_hardlinks: bool = False,
+    allow_cross_device: bool = False,
+    resolver: Resolver = "auto",
+) -> SafeRoot | None:
+    """A ``SafeRoot`` of *target*, if it lies strictly inside one of the *trusted* folders.
 
     The check compares whole path components (``/a/skills-evil`` is not inside
-    ``/a/skills``), after resolving both sides.
+    ``/a/skills``) after resolving both sides; then the target is opened *beneath* the
+    trusted folder's descriptor, one component at a time, with no symlink followed, so
+    a folder swapped for a link after the check is refused, never followed. ``None``
+    when the target is not inside a trusted folder (or could not be resolved).
     """
     try:
         resolved = os.path.realpath(target)
         for folder in trusted:
             base = os.path.realpath(folder)
-            if resolved != base and os.path.commonpath([resolved, base]) == base:
-                return resolved
+            if resolved == base or os.path.commonpath([resolved, base]) != base:
+                continue
+            relative = os.path.relpath(resolved, base)
+            with SafeRoot(
+                base,
+                allow_hardlinks=allow_hardlinks,
+                allow_cross_device=allow_cross_device,
+                resolver=resolver,
+            ) as trusted_root:
+                return trusted_root.open_dir(relative.replace(os.sep, "/"))
     except (OSError, ValueError):  # a link changed mid-resolution: not trusted
         return None
     return None

@@ -129,8 +129,14 @@ def _report(
         if kind == "dir":
             error = SkillContainmentError("symlink", "a symlinked folder is not followed")
             found.append(Found(shown, name, error=error))
-        elif kind == "none":
-            reason = "a symlink that resolves to nothing is not followed"
+        else:
+            # A link to a file is no skill folder, and a dangling one leads nowhere:
+            # neither fails a skill, but neither is passed over without a word.
+            reason = (
+                "a symlink that resolves to nothing is not followed"
+                if kind == "none"
+                else "a symlink to a file is not followed"
+            )
             skipped.append(attrs.evolve(item, path=shown, reason=reason))
         return
     if item.code in ("bad_name", "unreadable") or (

@@ -1,0 +1,196 @@
+"""Who may load what: a closed, per-agent allow-set (seed 004), and its file format.
+
+Rules (threat-model.md T22-T23):
+
+* The policy is closed. An unknown agent, an empty policy, or a name outside the
+  agent's set is denied; ``allowed(agent, name)`` is a pure predicate over data in
+  memory and never touches the file system.
+* Each agent has a set of skill names, a tool grant, a workspace mode (``deny``, the
+  default, or ``approve``: workspace skills only after a human approved them) and
+  sub-agents. A sub-agent's grant must be a subset of its parent's (skills, tools, and
+  workspace mode): a policy that widens is refused when it is loaded, never trimmed.
+* The policy file is read through the same hardened YAML path as skills (no anchors,
+  tags or duplicate keys, every scalar a string), with its own limits.
+
+The format::
+
+    agents:
+      planner:
+        skills: [pdf-tools, code-review]
+        tools: [Read, Grep, "Bash(git diff:*)"]
+        workspace: approve
+        subagents: [researcher]
+      researcher:
+        skills: [pdf-tools]
+        tools: [Read]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from ._errors import MalformedSkillError, SkillUsageError
+from ._limits import Limits
+from ._model import FrozenMap
+from ._parse import is_valid_name
+from ._yaml import compose_mapping
+
+if TYPE_CHECKING:
+    from ._model import YamlValue
+
+__all__ = ["AgentGrant", "AllowPolicy", "PolicyError", "WorkspaceMode", "is_valid_agent"]
+
+WorkspaceMode = Literal["deny", "approve"]
+
+# A policy names every agent of a swarm; it is bigger than a skill's frontmatter.
+POLICY_LIMITS = Limits(
+    max_skill_bytes=1024 * 1024,
+    max_frontmatter_bytes=1024 * 1024,
+    max_depth=6,
+    max_nodes=200_000,
+    max_scalar_bytes=1024,
+)
+_AGENT_KEYS = frozenset({"skills", "tools", "workspace", "subagents"})
+
+
+class PolicyError(SkillUsageError):
+    """The policy (the operator's own configuration) is invalid: refused as a whole."""
+
+    kind = "policy"
+
+
+def is_valid_agent(candidate: object) -> bool:
+    """Agent names follow the skill-name rule: 1-64 characters, a-z, 0-9, hyphens."""
+    return isinstance(candidate, str) and is_valid_name(candidate)
+
+
+def _names(value: object, what: str, agent: str, *, slugs: bool) -> frozenset[str]:
+    if not isinstance(value, (tuple, list, frozenset, set)):
+        raise PolicyError("bad_policy", f"{what} of agent {agent!r} must be a list", agent=agent)
+    names = frozenset(value)
+    for name in names:
+        if not isinstance(name, str) or not name or (slugs and not is_valid_name(name)):
+            raise PolicyError(
+                "bad_policy", f"{what} of agent {agent!r} holds an invalid name", agent=agent
+            )
+    return names
+
+
+@attrs.frozen
+class AgentGrant:
+    """What one agent may do."""
+
+    skills: frozenset[str] = frozenset()
+    tools: frozenset[str] = frozenset()
+    workspace: WorkspaceMode = "deny"
+    subagents: frozenset[str] = frozenset()
+
+
+@attrs.frozen
+class AllowPolicy:
+    """A closed mapping agent -> grant. Build it from data or load it from a file.
+
+    ``AllowPolicy.from_mapping(data)`` and ``AllowPolicy.from_yaml(raw_bytes)`` raise
+    :class:`PolicyError` for anything invalid, including a sub-agent that widens its
+    parent's grant.
+    """
+
+    agents: Mapping[str, AgentGrant] = attrs.field(factory=lambda: FrozenMap({}))
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object]) -> AllowPolicy:
+        if not isinstance(data, Mapping):
+            raise PolicyError("bad_policy", "a policy must be a mapping with an 'agents' key")
+        unknown = set(data) - {"agents"}
+        if unknown:
+            raise PolicyError("bad_policy", "a policy has only the key 'agents'")
+        raw_agents = data.get("agents", {})
+        if not isinstance(raw_agents, Mapping):
+            raise PolicyError("bad_policy", "'agents' must map agent names to grants")
+        agents: dict[str, AgentGrant] = {}
+        for agent, raw in raw_agents.items():
+            if not is_valid_agent(agent):
+                raise PolicyError("bad_policy", "an agent name is not a valid identifier")
+            if not isinstance(raw, Mapping) or not set(raw) <= _AGENT_KEYS:
+                raise PolicyError(
+                    "bad_policy",
+                    f"agent {agent!r} takes only {sorted(_AGENT_KEYS)}",
+                    agent=agent,
+                )
+            workspace = raw.get("workspace", "deny")
+            if workspace not in ("deny", "approve"):
+                raise PolicyError(
+                    "bad_policy", f"workspace of agent {agent!r} is deny or approve", agent=agent
+                )
+            agents[agent] = AgentGrant(
+                skills=_names(raw.get("skills", ()), "skills", agent, slugs=True),
+                tools=_names(raw.get("tools", ()), "tools", agent, slugs=False),
+                workspace=workspace,
+                subagents=_names(raw.get("subagents", ()), "subagents", agent, slugs=True),
+            )
+        policy = cls(FrozenMap(agents))  # type: ignore[arg-type]
+        policy.check_subagents()
+        return policy
+
+    @classmethod
+    def from_yaml(cls, raw: bytes) -> AllowPolicy:
+        """Parse a policy file's bytes (see the module docstring for the format)."""
+        if not isinstance(raw, bytes):
+            raise SkillUsageError("bad_argument", "raw must be bytes")
+        if len(raw) > POLICY_LIMITS.max_skill_bytes:
+            raise PolicyError("bad_policy", "the policy file is larger than 1 MiB")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PolicyError("bad_policy", "the policy file is not valid UTF-8") from exc
+        if not text.strip():
+            return cls()
+        try:
+            data, _ = compose_mapping(text, POLICY_LIMITS)
+        except MalformedSkillError as exc:
+            raise PolicyError(
+                "bad_policy", f"the policy file is not plain YAML data ({exc.code})", line=exc.line
+            ) from exc
+        return cls.from_mapping(_plain(data))  # type: ignore[arg-type]
+
+    def check_subagents(self) -> None:
+        """Refuse a sub-agent that is unknown, or whose grant is wider than its parent's."""
+        for parent, grant in self.agents.items():
+            for child_name in grant.subagents:
+                child = self.agents.get(child_name)
+                if child is None or child_name == parent:
+                    raise PolicyError(
+                        "bad_policy",
+                        f"agent {parent!r} names a sub-agent that is not a separate agent",
+                        agent=parent,
+                    )
+                widens = (
+                    not child.skills <= grant.skills
+                    or not child.tools <= grant.tools
+                    or (child.workspace == "approve" and grant.workspace != "approve")
+                )
+                if widens:
+                    raise PolicyError(
+                        "widening_subagent",
+                        f"sub-agent {child_name!r} would get more than its parent {parent!r}",
+                        agent=child_name,
+                    )
+
+    def grant(self, agent: str) -> AgentGrant | None:
+        return self.agents.get(agent) if isinstance(agent, str) else None
+
+    def allowed(self, agent: str, name: str) -> bool:
+        """Whether *agent* may load *name*: a pure membership test, fail-secure."""
+        grant = self.grant(agent)
+        return grant is not None and isinstance(name, str) and name in grant.skills
+
+
+def _plain(value: YamlValue) -> object:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
