@@ -1,6 +1,6 @@
 """Who may load what: a closed, per-agent allow-set (seed 004), and its file format.
 
-Rules (threat-model.md T22-T23):
+Rules (threat-model.md T23-T24):
 
 * The policy is closed. An unknown agent, an empty policy, or a name outside the
   agent's set is denied; ``allowed(agent, name)`` is a pure predicate over data in
