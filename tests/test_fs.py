@@ -7,6 +7,7 @@ walk (the fallback where openat2 is missing or filtered). The categories follow 
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import stat
@@ -435,3 +436,20 @@ def test_list_dir_and_read_refuse_bad_bounds(tree: Path) -> None:
         ):
             with pytest.raises(SkillUsageError):
                 call()
+
+
+@pytest.mark.skipif(not openat2_available(), reason="no openat2")
+def test_openat2_filtered_after_start_up_falls_back_to_the_walk(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A seccomp filter cannot be installed from a test without a helper process, so
+    # the kernel's answer to a filtered call (EPERM) is played by a stand-in.
+    from skillguard import _fs
+
+    def filtered(*_: object) -> int:
+        raise OSError(errno.EPERM, "filtered")
+
+    monkeypatch.setattr(_fs, "_openat2", filtered)
+    with SafeRoot(tree, resolver="openat2") as root:
+        assert root.read_file("d/e/f.txt", cap=CAP) == b"f"
+        assert root.resolver == "walk"

@@ -420,7 +420,10 @@ class SafeRoot:
                 how = self._search_how if search_only else self._how
                 return _openat2(root, "/".join(parts), how)
             except OSError as exc:
-                raise _os_error(exc, what) from exc
+                if exc.errno not in (errno.ENOSYS, errno.EPERM):
+                    raise _os_error(exc, what) from exc
+                # A seccomp filter installed after start-up: walk instead, from now on.
+                self.resolver = "walk"
         current = root
         last = len(parts) - 1
         try:
