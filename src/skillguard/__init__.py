@@ -6,6 +6,18 @@ README.md for the API, threat-model.md for what it defends against.
 
 from __future__ import annotations
 
+from ._approval import (
+    ApprovalDeniedError,
+    ApprovalError,
+    ApprovalRequest,
+    ApprovalRequiredError,
+    ConsoleApprover,
+    Decision,
+    Pin,
+    TrustStore,
+    deny_all,
+)
+from ._audit import AuditError, AuditLog, Auditor, Verification, audit_summary, verify_records
 from ._discover import (
     Discovery,
     Resource,
@@ -28,20 +40,51 @@ from ._errors import (
 )
 from ._fs import Entry, Listing, SafeRoot, Skipped, openat2_available
 from ._limits import Limits
+from ._loader import (
+    AgentSkills,
+    EmbeddedSkills,
+    LoadedSkill,
+    Loader,
+    PreparedLoad,
+    ResourceSlot,
+    ToolDescriptor,
+    UnknownSkillError,
+)
 from ._model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._parse import is_valid_name, parse_skill
+from ._policy import AgentGrant, AllowPolicy, PolicyError
+from ._render import activation_text, catalog_json, catalog_xml
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentGrant",
+    "AgentSkills",
+    "AllowPolicy",
+    "ApprovalDeniedError",
+    "ApprovalError",
+    "ApprovalRequest",
+    "ApprovalRequiredError",
+    "AuditError",
+    "AuditLog",
+    "Auditor",
+    "ConsoleApprover",
+    "Decision",
     "Discovery",
+    "EmbeddedSkills",
     "Entry",
     "FrozenMap",
     "Limits",
     "Listing",
+    "LoadedSkill",
+    "Loader",
     "MalformedSkillError",
+    "Pin",
+    "PolicyError",
+    "PreparedLoad",
     "Profile",
     "Resource",
+    "ResourceSlot",
     "Resources",
     "RootPath",
     "SafeRoot",
@@ -58,11 +101,21 @@ __all__ = [
     "Skipped",
     "SkippedEntry",
     "Step",
+    "ToolDescriptor",
+    "TrustStore",
+    "UnknownSkillError",
+    "Verification",
     "YamlValue",
     "__version__",
+    "activation_text",
+    "audit_summary",
+    "catalog_json",
+    "catalog_xml",
     "default_roots",
+    "deny_all",
     "discover",
     "is_valid_name",
     "openat2_available",
     "parse_skill",
+    "verify_records",
 ]

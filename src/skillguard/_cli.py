@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import attrs
+import structlog
 
+from ._commands import run_audit, run_catalog, run_load, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError
 from ._fs import display_path
@@ -107,7 +110,42 @@ def _build_parser() -> _Parser:
         help="follow a symlinked skill folder whose target is inside DIR (repeatable)",
     )
     found.add_argument("roots", nargs="*", metavar="ROOT", type=_path)
+    _add_swarm_commands(commands)
     return parser
+
+
+def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
+    def loader_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--policy", required=True, type=_path, help="the policy file")
+        command.add_argument("--agent", required=True, help="the agent to act for")
+        command.add_argument("--project", type=_path, help="whose workspace roots to use")
+        command.add_argument("--embedded", type=_path, help="a folder of trusted skills")
+
+    catalog = commands.add_parser("catalog", help="the skills an agent may load")
+    loader_options(catalog)
+    catalog.add_argument("--format", choices=("xml", "json"), default="xml")
+
+    load = commands.add_parser("load", help="load one skill for an agent")
+    loader_options(load)
+    load.add_argument("--approve", choices=("deny", "prompt", "trust"), default="deny")
+    load.add_argument("--trust-store", type=_path, help="pinned approvals (for --approve trust)")
+    load.add_argument("--audit-log", type=_path, help="append hash-chained records here")
+    load.add_argument("name", metavar="NAME")
+
+    trust = commands.add_parser("trust", help="list, pin or revoke approvals")
+    trust.add_argument("action", choices=("list", "add", "revoke"))
+    trust.add_argument("name", nargs="?", metavar="NAME")
+    trust.add_argument("sha256", nargs="?", metavar="SHA256")
+    trust.add_argument("--trust-store", required=True, type=_path)
+    trust.add_argument("--by", default="operator", help="who pins (for add)")
+
+    audit = commands.add_parser("audit", help="verify or summarize an audit log")
+    audit.add_argument("action", choices=("verify", "summarize"))
+    audit.add_argument("file", metavar="FILE", type=_path)
+    audit.add_argument("--key-file", type=_path, help="the HMAC key the log was written with")
+    audit.add_argument("--agent", help="summarize: only this agent")
+    audit.add_argument("--since", help="summarize: only records at or after this UTC time")
+    audit.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def _printable(text: str) -> str:
@@ -270,6 +308,14 @@ def _write_text(
     out.write(f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed\n")
 
 
+_SWARM_COMMANDS = {
+    "catalog": run_catalog,
+    "load": run_load,
+    "trust": run_trust,
+    "audit": run_audit,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     # A closed stdout or stderr (``>&-``) is None in Python: write into nothing then.
@@ -278,6 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stderr is None:
         sys.stderr = io.StringIO()
     parser = _build_parser()
+    # The command line is a host application: audit events go to --audit-log (hash
+    # chained), not to the terminal, whose stdout carries the command's output.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     for stream in (sys.stdout, sys.stderr):
         # A terminal or pipe that cannot encode a character must not turn output into a
         # traceback: unencodable characters are escaped instead.
@@ -293,16 +342,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        if args.command == "discover":
-            try:
+        if args.command == "validate":
+            return _validate(args, sys.stdout, sys.stderr)
+        try:
+            if args.command == "discover":
                 return _discover(args, sys.stdout)
-            except SkillUsageError as exc:
-                sys.stderr.write(f"skillguard: {_printable(str(exc))}\n")
-                return EXIT_USAGE
-            except Exception as exc:  # a bug; reported in one line, never a traceback
-                sys.stderr.write(f"skillguard: internal error ({type(exc).__name__})\n")
-                return EXIT_FAILED
-        return _validate(args, sys.stdout, sys.stderr)
+            return _SWARM_COMMANDS[args.command](args, sys.stdout, sys.stderr)
+        except SkillUsageError as exc:
+            sys.stderr.write(f"skillguard: {_printable(str(exc))}\n")
+            return EXIT_USAGE
+        except Exception as exc:  # a bug; reported in one line, never a traceback
+            sys.stderr.write(f"skillguard: internal error ({type(exc).__name__})\n")
+            return EXIT_FAILED
     except SystemExit as exc:  # argparse's --help and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import re
 import stat
 import sys
+import threading
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
@@ -50,15 +52,20 @@ if TYPE_CHECKING:
 __all__ = [
     "SKILL_FILE",
     "Entry",
+    "FileLock",
     "Listing",
     "Resolver",
     "SafeRoot",
     "Skipped",
+    "append_record",
     "display_path",
     "open_trusted_target",
     "openat2_available",
+    "read_trusted_bytes",
+    "read_trusted_file",
     "split_name",
     "split_operator_path",
+    "write_atomic",
 ]
 
 SKILL_FILE = "SKILL.md"
@@ -785,3 +792,86 @@ def open_trusted_target(
     except (OSError, ValueError):  # a link changed mid-resolution: not trusted
         return None
     return None
+
+
+# -- the operator's own files (audit log, trust store) --------------------------------
+# These paths are configuration the operator names, not workspace content: they are
+# resolved by the OS. Writes never follow a symlink at the final component.
+
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+
+
+def read_trusted_file(path: str) -> str:
+    """The text of an operator's file (undecodable bytes replaced, so never raises on them)."""
+    return read_trusted_bytes(path).decode("utf-8", "replace")
+
+
+def read_trusted_bytes(path: str) -> bytes:
+    """The bytes of an operator's own file (a policy, a log): a regular file only."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        chunks = []
+        while chunk := os.read(fd, _READ_CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def append_record(path: str, data: bytes) -> None:
+    """Append *data* to *path* in one ``write`` (O_APPEND), created 0600 if missing."""
+    fd = os.open(path, _APPEND_FLAGS, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace *path* with *data* atomically: a new file beside it, synced, renamed."""
+    folder, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temporary)
+        raise
+    os.close(fd)
+    os.replace(temporary, path)
+
+
+class FileLock:
+    """An exclusive ``flock`` on ``path + '.lock'``, across threads and processes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = f"{path}.lock"
+        self._fd: int | None = None
+        self._thread_lock = threading.Lock()
+
+    def __enter__(self) -> FileLock:  # noqa: PYI034 - typing.Self needs Python 3.11
+        self._thread_lock.acquire()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        self._thread_lock.release()

@@ -1,0 +1,159 @@
+"""The swarm commands: ``catalog``, ``load``, ``trust`` and ``audit``.
+
+Each returns an exit code and writes its output; ``_cli`` wires them to argparse and
+keeps the last-resort guard. Everything printed that came from a skill or a folder is
+escaped for its format (XML, JSON, or a terminal).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ._approval import ConsoleApprover, TrustStore, deny_all
+from ._audit import AuditLog, Auditor, summarize_records, verify_records
+from ._discover import default_roots
+from ._errors import SkillError, SkillUsageError, safe_repr
+from ._fs import read_trusted_bytes, read_trusted_file
+from ._loader import EmbeddedSkills, Loader
+from ._policy import AllowPolicy, PolicyError
+
+if TYPE_CHECKING:
+    import argparse
+    from typing import TextIO
+
+    from ._approval import Approver
+
+__all__ = ["run_audit", "run_catalog", "run_load", "run_trust"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+
+
+def _policy(path: str) -> AllowPolicy:
+    try:
+        raw = read_trusted_bytes(path)
+    except OSError as exc:
+        raise PolicyError("bad_policy", "the policy file cannot be read") from exc
+    return AllowPolicy.from_yaml(raw)
+
+
+def _loader(args: argparse.Namespace, approver: Approver = deny_all) -> Loader:
+    embedded = EmbeddedSkills.from_directory(args.embedded) if args.embedded else None
+    audit = AuditLog(args.audit_log) if getattr(args, "audit_log", None) else None
+    return Loader(
+        _policy(args.policy),
+        embedded=embedded,
+        workspace=default_roots(args.project),
+        approver=approver,
+        audit=Auditor(audit),
+    )
+
+
+def _fail(err: TextIO, error: SkillError) -> int:
+    err.write(
+        f"skillguard: {error.kind}/{error.code}: {safe_repr(error.reason, limit=300)[1:-1]}\n"
+    )
+    return EXIT_FAILED
+
+
+def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        handle = _loader(args).bind(args.agent)
+        out.write(handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml())
+    except SkillUsageError:
+        raise  # the operator's own mistake (a bad policy file): exit 2
+    except SkillError as error:
+        return _fail(err, error)
+    return EXIT_OK
+
+
+def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    approver: Approver = deny_all
+    prompt = ConsoleApprover(sys.stdin, sys.stderr)
+    if args.approve == "prompt":
+        approver = prompt
+    elif args.approve == "trust":
+        if not args.trust_store:
+            err.write("skillguard: --approve trust needs --trust-store\n")
+            return 2
+        approver = TrustStore(args.trust_store).approver(prompt)
+    try:
+        loaded = _loader(args, approver).bind(args.agent).load(args.name)
+        out.write(loaded.activation())
+    except SkillUsageError:
+        raise  # the operator's own mistake (a bad policy file): exit 2
+    except SkillError as error:
+        return _fail(err, error)
+    return EXIT_OK
+
+
+def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    store = TrustStore(args.trust_store)
+    try:
+        if args.action == "list":
+            out.writelines(
+                f"{pin.skill}  {pin.sha256}  by {safe_repr(pin.by)[1:-1]}  {pin.when}\n"
+                for pin in store.pins()
+            )
+        elif args.action == "add":
+            if not args.name or not args.sha256:
+                err.write("skillguard: trust add needs NAME and SHA256\n")
+                return 2
+            store.pin(args.name, args.sha256, args.by)
+            out.write(f"pinned {args.name} {args.sha256}\n")
+        else:
+            if not args.name:
+                err.write("skillguard: trust revoke needs NAME\n")
+                return 2
+            if not store.revoke(args.name):
+                err.write(f"skillguard: {safe_repr(args.name)} is not pinned\n")
+                return EXIT_FAILED
+            out.write(f"revoked {args.name}\n")
+    except SkillUsageError:
+        raise  # the operator's own mistake (a bad policy file): exit 2
+    except SkillError as error:
+        return _fail(err, error)
+    return EXIT_OK
+
+
+def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        lines = read_trusted_file(args.file).splitlines()
+        key = read_trusted_bytes(args.key_file).strip() if args.key_file else None
+    except OSError:
+        err.write("skillguard: the audit log (or key) cannot be read\n")
+        return EXIT_FAILED
+    if args.action == "verify":
+        result = verify_records(lines, key=key)
+        if result.intact:
+            out.write(f"intact: {result.records} records\n")
+            return EXIT_OK
+        out.write(f"tampered: line {result.line}: {result.reason}\n")
+        return EXIT_FAILED
+    records: list[dict[str, Any]] = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    summary = summarize_records(records, agent=args.agent, since=args.since)
+    if args.format == "json":
+        out.write(json.dumps(summary, indent=2, ensure_ascii=True, sort_keys=True) + "\n")
+        return EXIT_OK
+    out.write(f"{summary['records']} records\n")
+    for title in ("by_decision", "by_agent", "by_skill"):
+        counts = ", ".join(
+            f"{safe_repr(str(k))[1:-1]}={v}" for k, v in sorted(summary[title].items())
+        )
+        out.write(f"{title.replace('_', ' ')}: {counts or '-'}\n")
+    for denial in summary["denials"]:
+        shown = {k: safe_repr(str(v))[1:-1] for k, v in denial.items()}
+        out.write(
+            f"denied {shown['time']} agent={shown['agent']} skill={shown['skill']} "
+            f"{shown['event']} {shown['code']}: {shown['reason']}\n"
+        )
+    return EXIT_OK

@@ -1,0 +1,178 @@
+"""The swarm commands: catalog, load, trust and audit."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillguard import EmbeddedSkills, MalformedSkillError, SkillNotFoundError
+from skillguard._cli import main
+
+POLICY = """\
+agents:
+  planner:
+    skills: [pdf-tools, notes]
+    tools: [Read]
+    workspace: approve
+  reader:
+    skills: [pdf-tools]
+"""
+
+
+def skill_text(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: The {name} skill.\n---\n{body}\n"
+
+
+def write(folder: Path, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(text)
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("SKILLGUARD_USER_SKILLS", "")
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    write(tmp_path / "embedded" / "pdf-tools", skill_text("pdf-tools", "Use <b>PDFs</b>."))
+    write(tmp_path / "project" / ".agents" / "skills" / "notes", skill_text("notes", "Notes."))
+    return {
+        "policy": str(tmp_path / "policy.yaml"),
+        "embedded": str(tmp_path / "embedded"),
+        "project": str(tmp_path / "project"),
+        "store": str(tmp_path / "trust.json"),
+        "log": str(tmp_path / "audit.jsonl"),
+    }
+
+
+def common(setup: dict[str, str], agent: str) -> list[str]:
+    return [
+        "--policy",
+        setup["policy"],
+        "--agent",
+        agent,
+        "--embedded",
+        setup["embedded"],
+        "--project",
+        setup["project"],
+    ]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_catalog_lists_only_what_the_agent_may_load(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    code, out, _ = run(capsys, "catalog", *common(setup, "planner"))
+    assert code == 0
+    assert out.count("<skill>") == 2
+    code, out, _ = run(capsys, "catalog", *common(setup, "reader"), "--format", "json")
+    assert [entry["name"] for entry in json.loads(out)] == ["pdf-tools"]
+    code, out, _ = run(capsys, "catalog", *common(setup, "stranger"))
+    assert (code, out) == (0, "")  # an empty catalog is omitted entirely
+
+
+def test_load_prints_escaped_activation_text(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    code, out, _ = run(capsys, "load", *common(setup, "reader"), "pdf-tools")
+    assert code == 0
+    assert out.startswith('<skill_content name="pdf-tools">')
+    assert "Use &lt;b&gt;PDFs&lt;/b&gt;." in out
+
+
+def test_load_denies_by_default_and_writes_the_audit_log(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    args = ["load", *common(setup, "planner"), "--audit-log", setup["log"], "notes"]
+    code, out, err = run(capsys, *args)
+    assert (code, out) == (1, "")
+    assert err.startswith("skillguard: approval/denied")
+    code, out, _ = run(capsys, "audit", "verify", setup["log"])
+    assert (code, out) == (0, "intact: 2 records\n")
+    code, out, _ = run(capsys, "audit", "summarize", setup["log"])
+    assert "by decision: deny=1" in out
+    assert "denied " in out
+    code, out, _ = run(capsys, "audit", "summarize", setup["log"], "--format", "json")
+    assert json.loads(out)["by_event"] == {"approval_requested": 1, "approval_denied": 1}
+
+
+def test_audit_verify_reports_tampering(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    run(capsys, "load", *common(setup, "reader"), "--audit-log", setup["log"], "pdf-tools")
+    run(capsys, "load", *common(setup, "reader"), "--audit-log", setup["log"], "pdf-tools")
+    lines = Path(setup["log"]).read_text().splitlines()
+    Path(setup["log"]).write_text("\n".join([lines[1], lines[0]]) + "\n")
+    code, out, _ = run(capsys, "audit", "verify", setup["log"])
+    assert code == 1
+    assert out.startswith("tampered: line 1:")
+    assert run(capsys, "audit", "verify", setup["log"] + ".missing")[0] == 1
+
+
+def test_trust_add_list_revoke_and_load_a_pinned_skill(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # no terminal to ask on
+    raw = (Path(setup["project"]) / ".agents" / "skills" / "notes" / "SKILL.md").read_bytes()
+    import hashlib
+
+    digest = hashlib.sha256(raw).hexdigest()
+    store = ["--trust-store", setup["store"]]
+    assert run(capsys, "trust", "add", "notes", digest, *store)[0] == 0
+    code, out, _ = run(capsys, "trust", "list", *store)
+    assert out.startswith(f"notes  {digest}  by operator")
+    args = ["load", *common(setup, "planner"), "--approve", "trust", *store, "notes"]
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    assert "Notes." in out
+    assert run(capsys, "trust", "revoke", "notes", *store)[0] == 0
+    assert run(capsys, *args)[0] == 1  # no pin, no terminal: denied
+    assert run(capsys, "trust", "revoke", "notes", *store)[0] == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["trust", "add", "notes", "--trust-store", "x"],
+        ["trust", "revoke", "--trust-store", "x"],
+        ["load", "--policy", "p", "--agent", "a", "--approve", "trust", "n"],
+    ],
+)
+def test_incomplete_commands_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    assert run(capsys, *args)[0] == 2
+
+
+def test_a_bad_policy_file_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agents:\n  p: {skills: [a]}\n  p: {skills: [b]}\n")
+    for policy in (str(bad), str(tmp_path / "missing.yaml")):
+        code, _, err = run(capsys, "catalog", "--policy", policy, "--agent", "p")
+        assert code == 2
+        assert err.startswith("skillguard: [policy/bad_policy]")
+
+
+def test_embedded_skills_from_a_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "fixtures"))
+    embedded = EmbeddedSkills.from_package("skillguard_test_skills")
+    assert embedded.names() == frozenset({"hello"})
+    assert embedded.resources("hello") == ("references/more.md",)
+    assert embedded.read_resource("hello", "references/more.md") == b"More.\n"
+    with pytest.raises(SkillNotFoundError):
+        embedded.read_resource("hello", "nope")
+
+
+def test_a_broken_embedded_skill_fails_at_construction(tmp_path: Path) -> None:
+    write(tmp_path / "bad", "---\nname: bad\n---\n")
+    with pytest.raises(MalformedSkillError):
+        EmbeddedSkills.from_directory(tmp_path)
