@@ -1,0 +1,27 @@
+"""The bundled examples run, and show what the README says they show."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_swarm_example_runs_and_its_audit_log_verifies() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "swarm.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert "lead      release-notes  loaded  (workspace; " in "\n".join(lines)
+    assert "reviewer  release-notes  denied  (unknown/not_authorized)" in lines
+    assert "clerk     code-review    denied  (unknown/not_authorized)" in lines
+    assert lines[-1] == "audit log: 9 records, intact=True"
+    assert completed.stderr == ""
