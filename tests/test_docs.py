@@ -13,6 +13,12 @@ ERROR_CALLS = {
     "SkillContainmentError",
     "SkillNotFoundError",
     "SkillUsageError",
+    "UnknownSkillError",
+    "ApprovalError",
+    "ApprovalDeniedError",
+    "ApprovalRequiredError",
+    "PolicyError",
+    "AuditError",
     "_fail",
     "error",
 }
