@@ -212,3 +212,86 @@ def test_console_approver_on_a_terminal(answer: str, expected: tuple[bool, str])
     assert (decision.approved, decision.scope) == expected
     assert "ab" * 32 in out.getvalue()
     assert isinstance(decision, Decision)
+
+
+# -- found in review -----------------------------------------------------------------
+
+
+def test_t27_two_writers_extend_one_chain(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    first, second = Auditor(AuditLog(str(path))), Auditor(AuditLog(str(path)))
+    for index in range(4):
+        (first if index % 2 else second).emit("load_granted", skill=f"s{index}")
+    assert verify_records(path.read_text().splitlines()).records == 4
+    assert verify_records(path.read_text().splitlines()).intact
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda line: line.replace('{"agent"', '{"agent":"evil","agent"', 1),
+        lambda line: line.replace('"agent"', '"\\u0061gent"', 1),
+        lambda line: line + " ",
+    ],
+    ids=["duplicate-key", "escaped-key", "trailing-space"],
+)
+def test_t27_byte_edits_that_parse_the_same_are_caught(tmp_path: Path, tamper: object) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 3)
+    edited = [lines[0], tamper(lines[1]), lines[2]]  # type: ignore[operator]
+    assert edited[1] != lines[1]
+    result = verify_records(edited)
+    assert (result.intact, result.line) == (False, 2)
+
+
+def test_t27_a_blank_line_is_an_insertion(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 3)
+    assert not verify_records([lines[0], "", *lines[1:]]).intact
+
+
+def test_t27_a_deleted_tail_is_caught_with_the_expected_count(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 4)
+    assert verify_records(lines[:3]).intact  # nothing in the file itself shows it
+    result = verify_records(lines[:3], expected_records=4)
+    assert (result.intact, result.line) == (False, 4)
+    assert verify_records(lines, expected_records=4).intact
+
+
+def test_audit_values_cannot_pass_for_the_escaped_form_of_another(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    auditor = Auditor(AuditLog(str(path)))
+    auditor.emit("load_denied", skill="x\x1b[2J")
+    auditor.emit("load_denied", skill="x\\x1b[2J")
+    auditor.emit("load_denied", skill="z" * 400)
+    first, second, third = (json.loads(line)["skill"] for line in path.read_text().splitlines())
+    assert first != second
+    assert third.endswith("...")
+    assert len(third) == 259
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda _: AuditLog(123),  # type: ignore[arg-type]
+        lambda p: AuditLog(str(p), key="text"),  # type: ignore[arg-type]
+        lambda _: verify_records([], key="text"),  # type: ignore[arg-type]
+        lambda _: summarize_records([], since=5),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_audit_arguments_are_usage_errors(tmp_path: Path, call: object) -> None:
+    from skillguard import SkillUsageError
+
+    with pytest.raises(SkillUsageError):
+        call(tmp_path / "a.jsonl")  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("last", ["[" * 100_000, '{"seq": Infinity, "hash": "x"}', "[1]"])
+def test_an_unreadable_last_record_is_an_audit_error(tmp_path: Path, last: str) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text(last + "\n")
+    with pytest.raises(AuditError):
+        AuditLog(str(path))
+    assert not verify_records([last]).intact
+
+
+def test_summary_skips_what_is_not_a_record() -> None:
+    assert summarize_records([["x"], 5, {"event": "e", "decision": "allow"}])["records"] == 1

@@ -176,3 +176,40 @@ def test_a_broken_embedded_skill_fails_at_construction(tmp_path: Path) -> None:
     write(tmp_path / "bad", "---\nname: bad\n---\n")
     with pytest.raises(MalformedSkillError):
         EmbeddedSkills.from_directory(tmp_path)
+
+
+def test_trust_store_errors_are_typed(tmp_path: Path) -> None:
+    from skillguard import ApprovalError, SkillUsageError, TrustStore
+
+    with pytest.raises(ApprovalError):
+        TrustStore(str(tmp_path / "no" / "such" / "trust.json")).pin("a", "b", "c")
+    (tmp_path / "garbage.json").write_text("[" * 100_000)
+    with pytest.raises(ApprovalError):
+        TrustStore(str(tmp_path / "garbage.json")).pins()
+    with pytest.raises(SkillUsageError):
+        TrustStore(str(tmp_path / "t.json")).pin(["a"], "b", "c")  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        TrustStore(5)  # type: ignore[arg-type]
+
+
+def test_a_keyed_audit_log_from_the_command_line(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str], tmp_path: Path
+) -> None:
+    key = tmp_path / "key"
+    key.write_bytes(b"s3cret\n")
+    args = ["load", *common(setup, "reader"), "--audit-log", setup["log"]]
+    run(capsys, *args, "--audit-key-file", str(key), "pdf-tools")
+    assert run(capsys, "audit", "verify", setup["log"], "--key-file", str(key))[0] == 0
+    assert run(capsys, "audit", "verify", setup["log"])[0] == 1  # the wrong (no) key
+    code, out, _ = run(
+        capsys, "audit", "verify", setup["log"], "--key-file", str(key), "--expect-records", "2"
+    )
+    assert code == 1
+    assert "missing at the end" in out
+    code, _, _ = run(capsys, *args, "--audit-key-file", str(tmp_path / "nokey"), "pdf-tools")
+    assert code == 2
+
+
+def test_embedded_package_that_does_not_exist() -> None:
+    with pytest.raises(SkillNotFoundError):
+        EmbeddedSkills.from_package("skillguard_no_such_package")

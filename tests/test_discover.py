@@ -5,6 +5,7 @@ Test names that start with ``test_tN_`` stop threat ``TN`` of threat-model.md.
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -357,6 +358,7 @@ def test_t20_resource_limits_at_n_and_n_plus_one(library: Path) -> None:
 def test_roots_are_closed_and_leave_no_descriptor(library: Path) -> None:
     if not Path("/proc/self/fd").exists():
         pytest.skip("needs /proc to count descriptors")
+    gc.collect()  # descriptors of earlier tests' objects close now, not mid-count
     before = len(os.listdir("/proc/self/fd"))
     with SkillRoots([library, library / "missing"]) as sources:
         sources.discover()
@@ -413,6 +415,7 @@ def test_repeated_discovery_with_links_leaks_no_descriptor(tmp_path: Path) -> No
     (root / "linked").symlink_to(repo / "linked", target_is_directory=True)
     with SkillRoots([root], trusted_link_targets=[repo]) as sources:
         sources.discover()
+        gc.collect()
         during = len(os.listdir("/proc/self/fd"))
         for _ in range(20):
             sources.discover()

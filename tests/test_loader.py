@@ -385,3 +385,71 @@ def test_the_library_does_not_configure_structlog(world: dict[str, Path]) -> Non
         check=True,
     )
     assert completed.stdout.splitlines()[-1] == "False"
+
+
+# -- found in review -----------------------------------------------------------------
+
+
+def test_t26_a_forged_or_reused_prepared_load_is_refused(world: dict[str, Path]) -> None:
+    import attrs
+
+    from skillguard import PreparedLoad
+
+    loader = make_loader(world, approver=approve_all)
+    planner = loader.bind("planner")
+    reader = loader.bind("reader")
+    embedded_review = loader.embedded.get("review")
+    assert embedded_review is not None
+    # Hand-built: outside the reader's set, and a workspace load nobody issued.
+    with pytest.raises(UnknownSkillError):
+        reader.load(PreparedLoad("reader", embedded_review, "embedded", "x", "review"))
+    snapshot = planner.prepare("notes")
+    forged_body = attrs.evolve(snapshot, skill=attrs.evolve(snapshot.skill, body="EVIL"))
+    with pytest.raises(ApprovalDeniedError) as info:
+        planner.load(forged_body)
+    assert info.value.code == "not_issued"
+    with pytest.raises(ApprovalDeniedError):
+        planner.load(attrs.evolve(snapshot, request=None))
+    # The issued one loads once; a second use is refused.
+    assert planner.load(snapshot).body == "Workspace notes.\n"
+    with pytest.raises(ApprovalDeniedError):
+        planner.load(snapshot)
+
+
+def test_t26_a_prepared_embedded_load_serves_the_embedded_skill(world: dict[str, Path]) -> None:
+    import attrs
+
+    planner = make_loader(world).bind("planner")
+    prepared = planner.prepare("review")
+    tampered = attrs.evolve(prepared, skill=attrs.evolve(prepared.skill, body="EVIL"))
+    assert planner.load(tampered).body == "Embedded review.\n"
+
+
+@pytest.mark.parametrize("approved", ["no", 1, 0.5, None])
+def test_t26_a_decision_must_be_a_real_bool(approved: object) -> None:
+    with pytest.raises(TypeError):
+        Decision(approved=approved, by="x")  # type: ignore[arg-type]
+
+
+def test_loader_refuses_a_workspace_given_as_a_string(world: dict[str, Path]) -> None:
+    with pytest.raises(SkillUsageError):
+        Loader(AllowPolicy(), workspace=str(world["workspace"]))
+    with pytest.raises(SkillUsageError):
+        Loader(AllowPolicy(), audit=str(world["tmp"] / "log"))  # type: ignore[arg-type]
+
+
+def test_effective_tools_of_a_workspace_skill_asks_no_approval(world: dict[str, Path]) -> None:
+    planner = make_loader(world).bind("planner")
+    with capture_logs() as logs:
+        assert planner.effective_tools("notes") == frozenset({"Read"})
+    assert [log["event"] for log in logs] == []
+
+
+def test_catalog_json_names_the_source(world: dict[str, Path]) -> None:
+    planner = make_loader(world).bind("planner")
+    entries = json.loads(planner.catalog_json())
+    assert {(e["name"], e["source"]) for e in entries} == {
+        ("notes", "workspace"),
+        ("pdf-tools", "embedded"),
+        ("review", "embedded"),
+    }

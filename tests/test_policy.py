@@ -137,3 +137,26 @@ def test_policy_from_mapping_and_bad_types() -> None:
     with pytest.raises(SkillUsageError) as info:
         AllowPolicy.from_yaml("agents: {}")  # type: ignore[arg-type]
     assert info.value.code == "bad_argument"
+
+
+def test_a_policy_built_directly_is_checked_too() -> None:
+    with pytest.raises(PolicyError):
+        AllowPolicy({"a": AgentGrant(skills="pdf-tools")})  # type: ignore[arg-type]
+    wide = {
+        "p": AgentGrant(skills=frozenset({"a"}), subagents=frozenset({"c"})),
+        "c": AgentGrant(skills=frozenset({"a", "b"})),
+    }
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy(wide)
+    assert info.value.code == "widening_subagent"
+    with pytest.raises(PolicyError):
+        AllowPolicy({"Bad Agent": AgentGrant()})
+    with pytest.raises(PolicyError):
+        AllowPolicy({"a": AgentGrant(workspace="all")})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("items", ["[[x]]", "[{x: y}]"])
+def test_unhashable_names_are_a_policy_error(items: str) -> None:
+    for key in ("skills", "tools", "subagents"):
+        with pytest.raises(PolicyError):
+            AllowPolicy.from_yaml(f"agents:\n  a: {{{key}: {items}}}\n".encode())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import os
 import socket
 import stat
@@ -301,6 +302,7 @@ def test_scanning_leaves_no_descriptor_open(tmp_path: Path) -> None:
         make_skill(tmp_path, f"s{index}", parents=("a", "b"))
     (tmp_path / "a" / "link").symlink_to(tmp_path, target_is_directory=True)
     os.mkfifo(tmp_path / "a" / "fifo")
+    gc.collect()  # descriptors of earlier tests' objects close now, not mid-count
     before = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").exists() else None
     scan(tmp_path)
     scan(tmp_path, max_depth=1)

@@ -16,10 +16,11 @@ Rules (threat-model.md T25-T26):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Literal, TextIO, TypeAlias
 
 import attrs
@@ -81,11 +82,17 @@ class ApprovalRequest:
 
 @attrs.frozen
 class Decision:
-    """An approver's answer. ``scope="pin"`` asks a ``TrustStore`` to remember it."""
+    """An approver's answer. ``scope="pin"`` asks a ``TrustStore`` to remember it.
 
-    approved: bool
-    by: str
-    scope: Literal["once", "pin"] = "once"
+    ``approved`` must be a real ``bool``: ``"no"`` or ``1`` is refused at construction
+    rather than read as a truthy approval.
+    """
+
+    approved: bool = attrs.field(validator=attrs.validators.instance_of(bool))
+    by: str = attrs.field(validator=attrs.validators.instance_of(str))
+    scope: Literal["once", "pin"] = attrs.field(
+        default="once", validator=attrs.validators.in_(("once", "pin"))
+    )
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Decision]
@@ -155,10 +162,12 @@ class ConsoleApprover:
 
 @attrs.frozen
 class Pin:
-    skill: str
-    sha256: str
-    by: str
-    when: str
+    """One pinned approval: this skill, with exactly these bytes, approved by whom, when."""
+
+    skill: str = attrs.field(validator=attrs.validators.instance_of(str))
+    sha256: str = attrs.field(validator=attrs.validators.instance_of(str))
+    by: str = attrs.field(validator=attrs.validators.instance_of(str))
+    when: str = attrs.field(validator=attrs.validators.instance_of(str))
 
 
 class TrustStore:
@@ -180,7 +189,7 @@ class TrustStore:
         try:
             data = json.loads(raw) if raw.strip() else {"pins": []}
             pins = {entry["skill"]: Pin(**entry) for entry in data["pins"]}
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise ApprovalError("trust_store", "the trust store is not valid") from exc
         return pins
 
@@ -189,29 +198,40 @@ class TrustStore:
         write_atomic(self.path, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n")
 
     def pins(self) -> tuple[Pin, ...]:
-        with self._lock:
+        with self._guard():
             return tuple(sorted(self._load().values(), key=lambda pin: pin.skill))
 
     def is_pinned(self, skill: str, sha256: str) -> bool:
-        with self._lock:
+        with self._guard():
             pin = self._load().get(skill)
         return pin is not None and pin.sha256 == sha256
 
     def pin(self, skill: str, sha256: str, by: str) -> Pin:
+        if not all(isinstance(value, str) for value in (skill, sha256, by)):
+            raise SkillUsageError("bad_argument", "skill, sha256 and by must be str")
         entry = Pin(skill, sha256, by, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        with self._lock:
+        with self._guard():
             pins = self._load()
             pins[skill] = entry
             self._save(pins)
         return entry
 
     def revoke(self, skill: str) -> bool:
-        with self._lock:
+        with self._guard():
             pins = self._load()
             removed = pins.pop(skill, None) is not None
             if removed:
                 self._save(pins)
         return removed
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """The file lock, with every OS error (no folder, no permission) typed."""
+        try:
+            with self._lock:
+                yield
+        except OSError as exc:
+            raise ApprovalError("trust_store", "the trust store cannot be read or written") from exc
 
     def approver(self, fallback: Approver = deny_all) -> Approver:
         """Approve pinned hashes without asking; ask *fallback* otherwise, pinning a

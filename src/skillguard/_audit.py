@@ -20,19 +20,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
 
-from ._errors import SkillError, safe_repr
-from ._fs import append_record, read_trusted_file
+from ._errors import SkillError, SkillUsageError
+from ._fs import FileLock, append_record, read_last_line
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
 
 __all__ = [
     "AUDIT_FIELDS",
@@ -73,13 +73,17 @@ class AuditError(SkillError):
 
 
 def _clean(value: object) -> object:
-    """Escape and bound a field value: what came from untrusted input stays inert."""
+    """Escape and bound a field value: what came from untrusted input stays inert.
+
+    A backslash is escaped too, so no value can pass for the escaped form of another.
+    """
     if value is None or isinstance(value, (bool, int)):
         return value
     text = str(value)
-    if text.isascii() and text.isprintable() and len(text) <= _MAX_FIELD_CHARS:
-        return text
-    return safe_repr(text, limit=_MAX_FIELD_CHARS)[1:-1]
+    if text.isascii() and text.isprintable() and "\\" not in text:
+        return text if len(text) <= _MAX_FIELD_CHARS else text[:_MAX_FIELD_CHARS] + "..."
+    escaped = text.encode("unicode_escape").decode("ascii")
+    return escaped if len(escaped) <= _MAX_FIELD_CHARS else escaped[:_MAX_FIELD_CHARS] + "..."
 
 
 def canonical(record: Mapping[str, object]) -> bytes:
@@ -93,48 +97,54 @@ def _digest(payload: bytes, key: bytes | None) -> str:
     return hmac.new(key, payload, hashlib.sha256).hexdigest()
 
 
+def _check_key(key: object) -> None:
+    if key is not None and not isinstance(key, bytes):
+        raise SkillUsageError("bad_argument", "an audit key must be bytes")
+
+
 class AuditLog:
     """A JSON-lines file of hash-chained records (the operator's own path).
 
-    Continues the chain of an existing file. ``write`` is thread-safe and raises
-    :class:`AuditError` when the record cannot be written.
+    Each ``write`` takes an exclusive lock on ``path + '.lock'`` (threads and processes
+    alike), reads the last record, and appends the next one, so that several writers
+    extend one chain. Raises :class:`AuditError` when the record cannot be written.
     """
 
     def __init__(self, path: str, *, key: bytes | None = None) -> None:
+        if not isinstance(path, str):
+            raise SkillUsageError("bad_argument", "the audit log path must be a str")
+        _check_key(key)
         self.path = path
         self._key = key
-        self._lock = threading.Lock()
-        self._seq, self._prev = self._tail()
-
-    def _tail(self) -> tuple[int, str]:
+        self._lock = FileLock(path)
         try:
-            raw = read_trusted_file(self.path)
-        except FileNotFoundError:
-            return 0, _GENESIS
+            with self._lock:
+                self._tail()  # refuse to start on a log whose last record is unreadable
         except OSError as exc:
             raise AuditError("unreadable", "the audit log cannot be read") from exc
-        lines = [line for line in raw.splitlines() if line.strip()]
-        if not lines:
+
+    def _tail(self) -> tuple[int, str]:
+        last_line = read_last_line(self.path)
+        if last_line is None:
             return 0, _GENESIS
         try:
-            last = json.loads(lines[-1])
+            last = json.loads(last_line)
             return int(last["seq"]), str(last["hash"])
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
             raise AuditError("corrupt", "the last audit record is not readable") from exc
 
     def write(self, fields: Mapping[str, object]) -> dict[str, object]:
-        with self._lock:
-            record: dict[str, object] = dict(fields)
-            record["seq"] = self._seq + 1
-            record["prev_hash"] = self._prev
-            record["hash"] = _digest(canonical(record), self._key)
-            try:
+        try:
+            with self._lock:
+                seq, prev = self._tail()
+                record: dict[str, object] = dict(fields)
+                record["seq"] = seq + 1
+                record["prev_hash"] = prev
+                record["hash"] = _digest(canonical(record), self._key)
                 append_record(self.path, canonical(record) + b"\n")
-            except OSError as exc:
-                raise AuditError("write_failed", "the audit record could not be written") from exc
-            self._seq += 1
-            self._prev = str(record["hash"])
-            return record
+        except OSError as exc:
+            raise AuditError("write_failed", "the audit record could not be written") from exc
+        return record
 
 
 class Auditor:
@@ -171,43 +181,58 @@ class Verification:
     reason: str = ""
 
 
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        raise ValueError("duplicate key")
+    return record
+
+
 def _broken(count: int, line: int, reason: str) -> Verification:
     return Verification(intact=False, records=count, line=line, reason=reason)
 
 
-def verify_records(lines: Iterable[str], *, key: bytes | None = None) -> Verification:
+def verify_records(
+    lines: Iterable[str], *, key: bytes | None = None, expected_records: int | None = None
+) -> Verification:
     """Check the hash chain. Names the first edited, inserted, reordered or deleted record.
 
-    A deleted last record cannot be seen from the file alone: compare ``records`` with
-    the count the host expects (``AuditLog`` keeps it) to catch a truncated tail.
+    Every line must be exactly one record as written (a blank line is an insertion).
+    A deleted *last* record leaves a valid shorter chain: pass *expected_records* (the
+    count the host shipped elsewhere, say with its log pipeline) to catch it, and use a
+    key, without which anyone can rewrite the whole chain consistently.
     """
+    _check_key(key)
     prev = _GENESIS
-    seq = 0
-    count = 0
+    number = 0
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        count += 1
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=_no_duplicates)
+            # The line must be exactly the canonical form: a duplicate key, an escaped
+            # key spelling or any other byte edit changes it.
+            if not isinstance(record, dict) or canonical(record).decode() != line:
+                return _broken(number, number, "edited: not the record as written")
             claimed = record.pop("hash")
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return _broken(count, number, "not a valid record")
-        if not isinstance(record, dict) or not isinstance(claimed, str):
-            return _broken(count, number, "not a valid record")
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return _broken(number, number, "not a valid record")
+        if not isinstance(claimed, str):
+            return _broken(number, number, "not a valid record")
         if not hmac.compare_digest(_digest(canonical(record), key), claimed):
-            return _broken(count, number, "edited: its hash does not match")
+            return _broken(number, number, "edited: its hash does not match")
         if record.get("prev_hash") != prev:
-            return _broken(count, number, "inserted, reordered or a record before it deleted")
-        if record.get("seq") != seq + 1:
-            return _broken(count, number, "out of sequence")
+            return _broken(number, number, "inserted, reordered or a record before it deleted")
+        if record.get("seq") != number:
+            return _broken(number, number, "out of sequence")
         prev = claimed
-        seq += 1
-    return Verification(intact=True, records=count)
+    if expected_records is not None and number != expected_records:
+        return _broken(
+            number, number + 1, f"{expected_records - number} records missing at the end"
+        )
+    return Verification(intact=True, records=number)
 
 
 def summarize_records(
-    records: Iterable[Mapping[str, Any]], *, agent: str | None = None, since: str | None = None
+    records: Iterable[object], *, agent: str | None = None, since: str | None = None
 ) -> dict[str, Any]:
     """Counts by decision, event, agent and skill, and every denial with its reason."""
     by_decision: Counter[str] = Counter()
@@ -216,7 +241,11 @@ def summarize_records(
     by_skill: Counter[str] = Counter()
     denials = []
     total = 0
+    if since is not None and not isinstance(since, str):
+        raise SkillUsageError("bad_argument", "since must be a str (an ISO 8601 UTC time)")
     for record in records:
+        if not isinstance(record, Mapping):
+            continue
         if agent is not None and record.get("agent") != agent:
             continue
         if since is not None and str(record.get("time", "")) < since:

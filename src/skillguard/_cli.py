@@ -130,6 +130,7 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     load.add_argument("--approve", choices=("deny", "prompt", "trust"), default="deny")
     load.add_argument("--trust-store", type=_path, help="pinned approvals (for --approve trust)")
     load.add_argument("--audit-log", type=_path, help="append hash-chained records here")
+    load.add_argument("--audit-key-file", type=_path, help="key the audit records (HMAC)")
     load.add_argument("name", metavar="NAME")
 
     trust = commands.add_parser("trust", help="list, pin or revoke approvals")
@@ -143,6 +144,11 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     audit.add_argument("action", choices=("verify", "summarize"))
     audit.add_argument("file", metavar="FILE", type=_path)
     audit.add_argument("--key-file", type=_path, help="the HMAC key the log was written with")
+    audit.add_argument(
+        "--expect-records",
+        type=_non_negative,
+        help="verify: the record count shipped elsewhere (catches a deleted tail)",
+    )
     audit.add_argument("--agent", help="summarize: only this agent")
     audit.add_argument("--since", help="summarize: only records at or after this UTC time")
     audit.add_argument("--format", choices=("text", "json"), default="text")

@@ -41,7 +41,14 @@ def _policy(path: str) -> AllowPolicy:
 
 def _loader(args: argparse.Namespace, approver: Approver = deny_all) -> Loader:
     embedded = EmbeddedSkills.from_directory(args.embedded) if args.embedded else None
-    audit = AuditLog(args.audit_log) if getattr(args, "audit_log", None) else None
+    audit = None
+    if getattr(args, "audit_log", None):
+        key_file = getattr(args, "audit_key_file", None)
+        try:
+            key = read_trusted_bytes(key_file).strip() if key_file else None
+        except OSError as exc:
+            raise SkillUsageError("bad_argument", "the audit key file cannot be read") from exc
+        audit = AuditLog(args.audit_log, key=key)
     return Loader(
         _policy(args.policy),
         embedded=embedded,
@@ -93,10 +100,11 @@ def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     store = TrustStore(args.trust_store)
     try:
         if args.action == "list":
-            out.writelines(
-                f"{pin.skill}  {pin.sha256}  by {safe_repr(pin.by)[1:-1]}  {pin.when}\n"
-                for pin in store.pins()
-            )
+            for pin in store.pins():
+                skill, digest, by, when = (
+                    safe_repr(value)[1:-1] for value in (pin.skill, pin.sha256, pin.by, pin.when)
+                )
+                out.write(f"{skill}  {digest}  by {by}  {when}\n")
         elif args.action == "add":
             if not args.name or not args.sha256:
                 err.write("skillguard: trust add needs NAME and SHA256\n")
@@ -126,7 +134,7 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("skillguard: the audit log (or key) cannot be read\n")
         return EXIT_FAILED
     if args.action == "verify":
-        result = verify_records(lines, key=key)
+        result = verify_records(lines, key=key, expected_records=args.expect_records)
         if result.intact:
             out.write(f"intact: {result.records} records\n")
             return EXIT_OK

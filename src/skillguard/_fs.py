@@ -61,6 +61,7 @@ __all__ = [
     "display_path",
     "open_trusted_target",
     "openat2_available",
+    "read_last_line",
     "read_trusted_bytes",
     "read_trusted_file",
     "split_name",
@@ -818,6 +819,28 @@ def read_trusted_bytes(path: str) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def read_last_line(path: str, *, limit: int = 1 << 20) -> bytes | None:
+    """The last non-empty line of an operator's file (at most *limit* bytes of it is
+    read, from the end), or ``None`` when the file is missing or empty."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        start = max(0, info.st_size - limit)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(fd, _READ_CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    lines = [line for line in b"".join(chunks).split(b"\n") if line.strip()]
+    return lines[-1] if lines else None
 
 
 def append_record(path: str, data: bytes) -> None:

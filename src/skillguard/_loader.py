@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import importlib.resources
 import inspect
+import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -72,6 +74,7 @@ __all__ = [
 ]
 
 Source = Literal["embedded", "workspace"]
+MAX_PENDING_APPROVALS = 4096  # prepared workspace loads kept until they are loaded
 _SLOTS = ("scripts", "references", "assets")
 
 
@@ -142,10 +145,16 @@ class EmbeddedSkills:
     def from_package(
         cls, package: str, folder: str = "skills", *, profile: Profile = "strict"
     ) -> EmbeddedSkills:
-        base = importlib.resources.files(package).joinpath(folder)
+        try:
+            base = importlib.resources.files(package).joinpath(folder)
+            entries = sorted(base.iterdir(), key=lambda item: item.name)
+        except (ImportError, OSError, TypeError) as exc:
+            raise SkillNotFoundError(
+                "missing", "the package or its skills folder cannot be found"
+            ) from exc
         skills: dict[str, Skill] = {}
         resources: dict[str, dict[str, bytes]] = {}
-        for entry in sorted(base.iterdir(), key=lambda item: item.name):
+        for entry in entries:
             skill_file = entry.joinpath("SKILL.md")
             if not entry.is_dir() or not skill_file.is_file():
                 continue
@@ -316,11 +325,21 @@ class Loader:
         self.auditor = audit if isinstance(audit, Auditor) else Auditor(audit)
         self.limits = limits or DEFAULT_LIMITS
         self.profile: Profile = profile
+        if audit is not None and not isinstance(audit, (Auditor, AuditLog)):
+            raise SkillUsageError("bad_argument", "audit must be an Auditor or an AuditLog")
         if workspace is None or isinstance(workspace, SkillRoots):
             self.workspace = workspace
-        else:
+        elif isinstance(workspace, (list, tuple)):
             self.workspace = SkillRoots(list(workspace), limits=self.limits, profile=profile)
+        else:
+            raise SkillUsageError(
+                "bad_argument", "workspace must be a SkillRoots or a list of roots"
+            )
         self._workspace_meta: dict[str, SkillMeta] = {}
+        # Prepared workspace loads this loader issued and that were not used yet: only
+        # these (the very objects) can be loaded, once each. Bounded: oldest go first.
+        self._issued: OrderedDict[str, PreparedLoad] = OrderedDict()
+        self._issued_lock = threading.Lock()
         if self.workspace is not None:
             found = self.workspace.discover()
             self._workspace_meta = {meta.name: meta for meta in found.skills}
@@ -397,6 +416,24 @@ class Loader:
         assert self.workspace is not None
         return self.workspace.read_resource(name, path)
 
+    def issue(self, prepared: PreparedLoad) -> None:
+        with self._issued_lock:
+            assert prepared.request is not None
+            self._issued[prepared.request.request_id] = prepared
+            while len(self._issued) > MAX_PENDING_APPROVALS:
+                self._issued.popitem(last=False)
+
+    def redeem(self, prepared: PreparedLoad) -> bool:
+        """Whether *prepared* is a load this loader issued and nobody used yet (single use)."""
+        if prepared.request is None:
+            return False
+        with self._issued_lock:
+            issued = self._issued.get(prepared.request.request_id)
+            if issued is not prepared:
+                return False
+            del self._issued[prepared.request.request_id]
+        return True
+
     def snapshot(self, name: str) -> Skill:
         """Read and parse a workspace skill once: the bytes an approval is bound to."""
         assert self.workspace is not None
@@ -431,24 +468,27 @@ class AgentSkills:
 
     def catalog(self) -> tuple[SkillMeta, ...]:
         """Every skill this agent may load and a source holds, by name."""
+        return tuple(meta for meta, _ in self._catalog())
+
+    def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)
-        metas = []
+        entries = []
         for name in sorted(grant.skills if grant is not None else ()):
             try:
                 source = self._loader._source_of(self.agent, name)  # noqa: SLF001
             except SkillError:
                 continue
-            metas.append(self._loader.meta(source, name))
+            entries.append((self._loader.meta(source, name), source))
         self._loader.auditor.emit(
-            "catalog_served", agent=self.agent, decision="allow", size=len(metas)
+            "catalog_served", agent=self.agent, decision="allow", size=len(entries)
         )
-        return tuple(metas)
+        return entries
 
     def catalog_xml(self) -> str:
-        return catalog_xml([(m.name, m.description, _location(m), m.root) for m in self.catalog()])
+        return catalog_xml([(m.name, m.description, _location(m), s) for m, s in self._catalog()])
 
     def catalog_json(self) -> str:
-        return catalog_json([(m.name, m.description, _location(m), m.root) for m in self.catalog()])
+        return catalog_json([(m.name, m.description, _location(m), s) for m, s in self._catalog()])
 
     # Tier 2 ------------------------------------------------------------------------
 
@@ -476,7 +516,9 @@ class AgentSkills:
             sha256=skill.sha256,
             request_id=request.request_id,
         )
-        return PreparedLoad(self.agent, skill, source, meta.root, meta.location, request)
+        prepared = PreparedLoad(self.agent, skill, source, meta.root, meta.location, request)
+        self._loader.issue(prepared)
+        return prepared
 
     def load(self, target: str | PreparedLoad) -> LoadedSkill:
         """Serve a skill. A workspace skill goes to the approver with the snapshot's
@@ -515,7 +557,12 @@ class AgentSkills:
         """The agent's tool grant, narrowed by the skill's ``allowed-tools`` (never widened)."""
         grant = self._loader.policy.grant(self.agent)
         granted = grant.tools if grant is not None else frozenset()
-        skill = target.skill if isinstance(target, LoadedSkill) else self.prepare(target).skill
+        if isinstance(target, LoadedSkill):
+            skill = target.skill
+        else:
+            source = self._loader._source_of(self.agent, target)  # noqa: SLF001
+            embedded = self._loader.embedded.get(target) if source == "embedded" else None
+            skill = embedded or self._loader.snapshot(target)
         if not skill.allowed_tools:
             return granted
         return granted & frozenset(skill.allowed_tools)
@@ -526,11 +573,31 @@ class AgentSkills:
     # Internals ---------------------------------------------------------------------
 
     def _prepared(self, target: str | PreparedLoad) -> PreparedLoad:
-        if isinstance(target, PreparedLoad):
-            if target.agent != self.agent:
-                raise _unknown(self.agent, target.name)
-            return target
-        return self.prepare(target)
+        """The load to serve, re-authorized now; a workspace load only as issued, once."""
+        prepared = self.prepare(target) if isinstance(target, str) else target
+        if not isinstance(prepared, PreparedLoad):
+            raise SkillUsageError("bad_argument", "load takes a name or a PreparedLoad")
+        if prepared.agent != self.agent:
+            raise _unknown(self.agent, prepared.name)
+        try:
+            source = self._loader._source_of(self.agent, prepared.name)  # noqa: SLF001
+        except SkillError as exc:
+            self._deny("load_denied", prepared.name, exc)
+            raise
+        if source == "embedded":  # served from the cache, whatever the object holds
+            skill = self._loader.embedded.get(prepared.name)
+            assert skill is not None
+            return PreparedLoad(self.agent, skill, source, self._loader.embedded.origin, skill.name)
+        if prepared.source != "workspace" or not self._loader.redeem(prepared):
+            error = ApprovalDeniedError(
+                "not_issued",
+                "this prepared load was not issued by this loader, or was already used",
+                name=prepared.name,
+                agent=self.agent,
+            )
+            self._deny("load_denied", prepared.name, error)
+            raise error
+        return prepared
 
     def _ask(self, prepared: PreparedLoad) -> Any:  # noqa: ANN401 - a Decision or an awaitable
         assert prepared.request is not None
@@ -542,7 +609,7 @@ class AgentSkills:
     def _decide(self, prepared: PreparedLoad, answer: object) -> LoadedSkill:
         decision = _valid_decision(answer)
         assert prepared.request is not None
-        if decision is None or not decision.approved:
+        if decision is None or decision.approved is not True:
             by = decision.by if decision is not None else "no valid answer"
             self._loader.auditor.emit(
                 "approval_denied",

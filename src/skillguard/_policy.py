@@ -28,13 +28,13 @@ The format::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 import attrs
 
 from ._errors import MalformedSkillError, SkillUsageError
 from ._limits import Limits
-from ._model import FrozenMap
 from ._parse import is_valid_name
 from ._yaml import compose_mapping
 
@@ -56,6 +56,12 @@ POLICY_LIMITS = Limits(
 _AGENT_KEYS = frozenset({"skills", "tools", "workspace", "subagents"})
 
 
+def _read_only(agents: Mapping[str, AgentGrant]) -> Mapping[str, AgentGrant]:
+    if not isinstance(agents, Mapping):
+        raise PolicyError("bad_policy", "agents must map agent names to grants")
+    return MappingProxyType(dict(agents))
+
+
 class PolicyError(SkillUsageError):
     """The policy (the operator's own configuration) is invalid: refused as a whole."""
 
@@ -70,13 +76,12 @@ def is_valid_agent(candidate: object) -> bool:
 def _names(value: object, what: str, agent: str, *, slugs: bool) -> frozenset[str]:
     if not isinstance(value, (tuple, list, frozenset, set)):
         raise PolicyError("bad_policy", f"{what} of agent {agent!r} must be a list", agent=agent)
-    names = frozenset(value)
-    for name in names:
+    for name in value:  # checked before hashing: a list item would be unhashable
         if not isinstance(name, str) or not name or (slugs and not is_valid_name(name)):
             raise PolicyError(
                 "bad_policy", f"{what} of agent {agent!r} holds an invalid name", agent=agent
             )
-    return names
+    return frozenset(value)
 
 
 @attrs.frozen
@@ -89,7 +94,7 @@ class AgentGrant:
     subagents: frozenset[str] = frozenset()
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)  # compared by identity: a policy is configuration, not a value
 class AllowPolicy:
     """A closed mapping agent -> grant. Build it from data or load it from a file.
 
@@ -98,7 +103,28 @@ class AllowPolicy:
     parent's grant.
     """
 
-    agents: Mapping[str, AgentGrant] = attrs.field(factory=lambda: FrozenMap({}))
+    agents: Mapping[str, AgentGrant] = attrs.field(factory=dict, converter=_read_only)
+
+    def __attrs_post_init__(self) -> None:
+        # A policy built directly gets the same checks as one read from a file.
+        if not isinstance(self.agents, Mapping):
+            raise PolicyError("bad_policy", "agents must map agent names to grants")
+        for agent, grant in self.agents.items():
+            if not is_valid_agent(agent) or not isinstance(grant, AgentGrant):
+                raise PolicyError("bad_policy", "agents must map agent names to AgentGrant")
+            if grant.workspace not in ("deny", "approve"):
+                raise PolicyError("bad_policy", "workspace is deny or approve", agent=agent)
+            for what, names, slugs in (
+                ("skills", grant.skills, True),
+                ("tools", grant.tools, False),
+                ("subagents", grant.subagents, True),
+            ):
+                if not isinstance(names, frozenset):
+                    raise PolicyError(
+                        "bad_policy", f"{what} of agent {agent!r} must be a frozenset", agent=agent
+                    )
+                _names(names, what, agent, slugs=slugs)
+        self.check_subagents()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> AllowPolicy:
@@ -131,9 +157,7 @@ class AllowPolicy:
                 workspace=workspace,
                 subagents=_names(raw.get("subagents", ()), "subagents", agent, slugs=True),
             )
-        policy = cls(FrozenMap(agents))  # type: ignore[arg-type]
-        policy.check_subagents()
-        return policy
+        return cls(agents)
 
     @classmethod
     def from_yaml(cls, raw: bytes) -> AllowPolicy:
