@@ -25,6 +25,7 @@ from skillguard import (
     Decision,
     EmbeddedSkills,
     Loader,
+    SkillContainmentError,
     SkillNotFoundError,
     SkillUsageError,
     TrustStore,
@@ -127,10 +128,15 @@ def test_an_authorized_name_no_source_has_is_not_found(world: dict[str, Path]) -
 def test_t25_a_workspace_skill_cannot_shadow_an_embedded_one(world: dict[str, Path]) -> None:
     with capture_logs() as logs:
         loader = make_loader(world, approver=approve_all)
-    loaded = loader.bind("planner").load("pdf-tools")
+        loaded = loader.bind("planner").load("pdf-tools")
     assert loaded.source == "embedded"
     assert "WORKSPACE SHADOW" not in loaded.body
-    assert [log["event"] for log in logs] == ["shadowing_refused"]
+    # Once when the loader sees both, and again at each load of that name.
+    assert [log["event"] for log in logs] == [
+        "shadowing_refused",
+        "shadowing_refused",
+        "load_granted",
+    ]
 
 
 def test_embedded_skills_load_without_approval_and_serve_resources(
@@ -453,3 +459,17 @@ def test_catalog_json_names_the_source(world: dict[str, Path]) -> None:
         ("pdf-tools", "embedded"),
         ("review", "embedded"),
     }
+
+
+def test_t27_a_containment_violation_at_load_time_is_audited_as_such(
+    world: dict[str, Path],
+) -> None:
+    loader = make_loader(world, approver=approve_all)
+    notes = world["workspace"] / "notes" / "SKILL.md"
+    secret = world["tmp"] / "secret"
+    secret.write_text("secret")
+    notes.unlink()
+    notes.symlink_to(secret)  # swapped after discovery
+    with capture_logs() as logs, pytest.raises(SkillContainmentError):
+        loader.bind("planner").load("notes")
+    assert [(log["event"], log["code"]) for log in logs] == [("containment_violation", "symlink")]

@@ -638,6 +638,16 @@ class AgentSkills:
         return self._grant(prepared, approver=decision.by)
 
     def _grant(self, prepared: PreparedLoad, *, approver: str) -> LoadedSkill:
+        if prepared.source == "embedded" and prepared.name in self._loader._workspace_meta:  # noqa: SLF001
+            self._loader.auditor.emit(
+                "shadowing_refused",
+                agent=self.agent,
+                skill=prepared.name,
+                source="workspace",
+                decision="deny",
+                code="embedded_wins",
+                reason="the embedded skill of this name is served instead",
+            )
         # Written before the skill is handed over: no record, no load (AuditError).
         self._loader.auditor.emit(
             "load_granted",
@@ -654,6 +664,10 @@ class AgentSkills:
         return LoadedSkill(self.agent, prepared.skill, prepared.source, self._loader)
 
     def _deny(self, event: str, name: object, error: SkillError) -> None:
+        if error.kind == "containment":
+            event = "containment_violation"
+        elif error.kind == "malformed":
+            event = "malformed_skill"
         self._loader.auditor.emit(
             event,
             agent=self.agent,
