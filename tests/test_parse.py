@@ -690,6 +690,8 @@ def test_t4_max_nodes_counts_collections_too() -> None:
         ("%FOO\n--- #\nname: demo\ndescription: b\n", "yaml_directive"),
         ("%YAMLX 1.1\n--- #\nname: demo\ndescription: b\n", "yaml_directive"),
         ("name: demo\ndescription: |#c\n  x\n", "yaml_ambiguous"),
+        ("name: demo\ndescription: >\n \n  x\n", "yaml_ambiguous"),
+        ("name: demo\ndescription: |-\n \n  x\n", "yaml_ambiguous"),
         ("name: demo\ndescription: >2-#c\n   x\n", "yaml_ambiguous"),
         ("name: demo\ndescription: b\n...\n...\n", "yaml_multiple_documents"),
         ("name: demo\ndescription: b\n...\n# c\n...\n", "yaml_multiple_documents"),
@@ -711,6 +713,12 @@ def test_parser_differentials_found_in_review_are_refused_on_both_backends(
     # call the same text a syntax error first).
     assert code in codes
     assert codes <= {code, "yaml_syntax"}
+
+
+def test_blank_lines_in_block_scalars_that_both_parsers_read_alike_stay_valid() -> None:
+    skill = parse_skill(doc("name: demo\ndescription: >\n  a\n \n  b\nx: >2\n \n  c\n"))
+    assert skill.description == "a\nb\n"
+    assert skill.extra["x"] == "\nc\n"
 
 
 def test_block_scalars_and_dots_that_both_parsers_read_alike_stay_valid() -> None:

@@ -167,17 +167,38 @@ def _check_tabs(text: str, quoted_spans: list[tuple[int, int]], first_line: int)
         position = text.find("\t", position + 1)
 
 
-def _comment_glued_to_header(text: str, event: Any) -> bool:  # noqa: ANN401
-    """Whether a block scalar header ("|2-") is followed by "#" with no space.
+def _block_scalar_problem(text: str, event: Any) -> str | None:  # noqa: ANN401
+    """What libyaml and ruamel's pure parser read differently in a block scalar.
 
-    libyaml takes "|#c" as a header and a comment; YAML 1.2 and ruamel's pure parser
-    refuse it. Both marks index characters from the start of *text*.
+    * A header ("|2-") followed by "#" with no space: libyaml takes "|#c" as a header
+      and a comment, YAML 1.2 (and the pure parser) refuse it.
+    * Without an indentation digit, leading lines of spaces only before the first
+      content line: libyaml keeps them as empty lines, the pure parser refuses those
+      with fewer spaces than the content (found by the differential fuzzer).
+
+    Both parsers' marks index characters from the start of *text*.
     """
     position = event.start_mark.index + 1
     end = min(position + 2, len(text))
+    explicit_indent = False
     while position < end and text[position] in "0123456789+-":
+        explicit_indent = explicit_indent or text[position].isdigit()
         position += 1
-    return position < len(text) and text[position] == "#"
+    if position < len(text) and text[position] == "#":
+        return "a comment must be separated from a block scalar header by a space"
+    if explicit_indent:
+        return None
+    line_start = text.find("\n", position) + 1
+    stop = event.end_mark.index
+    while 0 < line_start < stop:
+        line_end = text.find("\n", line_start)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        if line.strip(" "):
+            return None  # the first content line: leading blank lines are over
+        if line:
+            return "a line of spaces only before a block scalar's first line; remove the spaces"
+        line_start = line_end + 1
+    return None
 
 
 def _check_lines(text: str, first_line: int) -> None:
@@ -269,13 +290,10 @@ def compose_mapping(
                             event,
                             first_line,
                         )
-                elif style != "'" and _comment_glued_to_header(text, event):
-                    _fail(
-                        "yaml_ambiguous",
-                        "a comment must be separated from a block scalar header by a space",
-                        event,
-                        first_line,
-                    )
+                elif style != "'":
+                    problem = _block_scalar_problem(text, event)
+                    if problem is not None:
+                        _fail("yaml_ambiguous", problem, event, first_line)
                 if quoted_spans is not None and style in _QUOTED:
                     quoted_spans.append((event.start_mark.index, event.end_mark.index))
             elif in_flow and ":" in value:
