@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 import attrs
 import structlog
 
-from ._commands import run_audit, run_catalog, run_load, run_trust
+from ._commands import report, run_audit, run_catalog, run_load, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError
 from ._fs import display_path
@@ -354,9 +354,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "discover":
                 return _discover(args, sys.stdout)
             return _SWARM_COMMANDS[args.command](args, sys.stdout, sys.stderr)
-        except SkillUsageError as exc:
+        except SkillUsageError as exc:  # the operator's own mistake (a bad policy file)
             sys.stderr.write(f"skillguard: {_printable(str(exc))}\n")
             return EXIT_USAGE
+        except SkillError as exc:  # a refusal: one line, exit 1
+            return report(sys.stderr, exc)
         except Exception as exc:  # a bug; reported in one line, never a traceback
             sys.stderr.write(f"skillguard: internal error ({type(exc).__name__})\n")
             return EXIT_FAILED

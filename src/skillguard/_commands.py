@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ._approval import ConsoleApprover, TrustStore, deny_all
 from ._audit import AuditLog, Auditor, summarize_records, verify_records
 from ._discover import default_roots
-from ._errors import SkillError, SkillUsageError, safe_repr
+from ._errors import SkillUsageError, safe_repr
 from ._fs import read_trusted_bytes, read_trusted_file
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy, PolicyError
@@ -24,11 +24,13 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from ._approval import Approver
+    from ._errors import SkillError
 
-__all__ = ["run_audit", "run_catalog", "run_load", "run_trust"]
+__all__ = ["report", "run_audit", "run_catalog", "run_load", "run_trust"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_USAGE = 2
 
 
 def _policy(path: str) -> AllowPolicy:
@@ -58,21 +60,17 @@ def _loader(args: argparse.Namespace, approver: Approver = deny_all) -> Loader:
     )
 
 
-def _fail(err: TextIO, error: SkillError) -> int:
-    err.write(
-        f"skillguard: {error.kind}/{error.code}: {safe_repr(error.reason, limit=300)[1:-1]}\n"
-    )
+def report(err: TextIO, error: SkillError) -> int:
+    """One escaped line for a refusal; the exit code of a failed command."""
+    reason = safe_repr(error.reason, limit=300)[1:-1]
+    err.write(f"skillguard: {error.kind}/{error.code}: {reason}\n")
     return EXIT_FAILED
 
 
 def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    try:
-        handle = _loader(args).bind(args.agent)
-        out.write(handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml())
-    except SkillUsageError:
-        raise  # the operator's own mistake (a bad policy file): exit 2
-    except SkillError as error:
-        return _fail(err, error)
+    del err  # refusals are reported by the caller (``report``)
+    handle = _loader(args).bind(args.agent)
+    out.write(handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml())
     return EXIT_OK
 
 
@@ -84,45 +82,37 @@ def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif args.approve == "trust":
         if not args.trust_store:
             err.write("skillguard: --approve trust needs --trust-store\n")
-            return 2
+            return EXIT_USAGE
         approver = TrustStore(args.trust_store).approver(prompt)
-    try:
-        loaded = _loader(args, approver).bind(args.agent).load(args.name)
-        out.write(loaded.activation())
-    except SkillUsageError:
-        raise  # the operator's own mistake (a bad policy file): exit 2
-    except SkillError as error:
-        return _fail(err, error)
+    loaded = _loader(args, approver).bind(args.agent).load(args.name)
+    out.write(loaded.activation())
     return EXIT_OK
 
 
 def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     store = TrustStore(args.trust_store)
-    try:
-        if args.action == "list":
-            for pin in store.pins():
-                skill, digest, by, when = (
-                    safe_repr(value)[1:-1] for value in (pin.skill, pin.sha256, pin.by, pin.when)
-                )
-                out.write(f"{skill}  {digest}  by {by}  {when}\n")
-        elif args.action == "add":
-            if not args.name or not args.sha256:
-                err.write("skillguard: trust add needs NAME and SHA256\n")
-                return 2
-            store.pin(args.name, args.sha256, args.by)
-            out.write(f"pinned {args.name} {args.sha256}\n")
-        else:
-            if not args.name:
-                err.write("skillguard: trust revoke needs NAME\n")
-                return 2
-            if not store.revoke(args.name):
-                err.write(f"skillguard: {safe_repr(args.name)} is not pinned\n")
-                return EXIT_FAILED
-            out.write(f"revoked {args.name}\n")
-    except SkillUsageError:
-        raise  # the operator's own mistake (a bad policy file): exit 2
-    except SkillError as error:
-        return _fail(err, error)
+    if args.action == "list":
+        for pin in store.pins():
+            skill, digest, by, when = (
+                safe_repr(value)[1:-1] for value in (pin.skill, pin.sha256, pin.by, pin.when)
+            )
+            out.write(f"{skill}  {digest}  by {by}  {when}\n")
+        return EXIT_OK
+    if not args.name or (args.action == "add" and not args.sha256):
+        err.write(
+            f"skillguard: trust {args.action} needs NAME"
+            + (" and SHA256\n" if args.action == "add" else "\n")
+        )
+        return EXIT_USAGE
+    name = safe_repr(args.name)[1:-1]
+    if args.action == "add":
+        store.pin(args.name, args.sha256, args.by)
+        out.write(f"pinned {name} {safe_repr(args.sha256)[1:-1]}\n")
+        return EXIT_OK
+    if not store.revoke(args.name):
+        err.write(f"skillguard: {name} is not pinned\n")
+        return EXIT_FAILED
+    out.write(f"revoked {name}\n")
     return EXIT_OK
 
 
