@@ -136,7 +136,10 @@ def test_tab_code_on_the_c_parser() -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("text", ["m: {a:b}\n", "m: [a:b]\n", "m: {k: PD:F}\n", "m: [http://x]\n"])
+@pytest.mark.parametrize(
+    "text",
+    ["m: {a:b}\n", "m: [a:b]\n", "m: {k: PD:F}\n", "m: [http://x]\n", "m: [a?b]\n", "m: {k?r}\n"],
+)
 def test_colon_in_unquoted_flow_scalar_is_refused(backend: str, text: str) -> None:
     # Found by the differential fuzzer: YAML 1.2 reads "a:b" in a flow collection as
     # one scalar, libyaml (YAML 1.1) refuses it. skillguard refuses both readings.

@@ -296,13 +296,13 @@ def compose_mapping(
                         _fail("yaml_ambiguous", problem, event, first_line)
                 if quoted_spans is not None and style in _QUOTED:
                     quoted_spans.append((event.start_mark.index, event.end_mark.index))
-            elif in_flow and ":" in value:
-                # YAML 1.2 reads "a:b" in a flow collection as one plain scalar, YAML
-                # 1.1 (libyaml) refuses it: one document, two readings. Quote it.
+            elif in_flow and (":" in value or "?" in value):
+                # YAML 1.2 reads "a:b" or "a?b" in a flow collection as one plain
+                # scalar, YAML 1.1 (libyaml) refuses it: one document, two readings.
                 _fail(
                     "yaml_ambiguous",
-                    "an unquoted ':' inside [...] or {...} is read differently by YAML "
-                    "parsers; quote the value",
+                    "an unquoted ':' or '?' inside [...] or {...} is read differently by "
+                    "YAML parsers; quote the value",
                     event,
                     first_line,
                 )
