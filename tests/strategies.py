@@ -102,6 +102,10 @@ hostile_fragments = st.sampled_from(
         "a: 1\na: 2",
         "|\n  block",
         ">-\n  folded",
+        "k: >\n \n  leading spaces",
+        "k: |#glued",
+        "m: [a?b, c:d]",
+        "m: {k?r: v}",
     ]
 )
 
