@@ -35,6 +35,7 @@ from ._fs import (
     SafeRoot,
     Skipped,
     display_path,
+    join_relative,
     open_trusted_target,
     split_name,
 )
@@ -213,12 +214,6 @@ class FolderHit:
 # -- walking -------------------------------------------------------------------------
 
 
-def _join(base: str, name: str) -> str:
-    if not base:
-        return name
-    return f"{base}/{name}" if name else base
-
-
 def _try_skill(root: SafeRoot, location: str, cap: int) -> FolderHit | None:
     """Read ``location/SKILL.md``; ``None`` when there is no such entry at all."""
     try:
@@ -263,7 +258,7 @@ def find_skill_folders(
             continue
         if item.kind != "dir" or item.name in EXCLUDED_DIRS:
             continue
-        child = _join(location, item.name)
+        child = join_relative(location, item.name)
         if depth + 1 > max_depth:
             yield Skipped(child, "too_deep", f"deeper than {max_depth} levels", entry="dir")
             continue
@@ -304,12 +299,12 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
     stack: list[tuple[str, int]] = [("", 0)]
     while stack:
         inner, depth = stack.pop()
-        listing = root.list_dir(_join(folder, inner), max_entries=limits.max_dir_entries)
+        listing = root.list_dir(join_relative(folder, inner), max_entries=limits.max_dir_entries)
         prefix = f"{folder}/" if folder else ""
         skipped.extend(attrs.evolve(s, path=s.path.removeprefix(prefix)) for s in listing.skipped)
         children: list[tuple[str, int]] = []
         for entry in listing.entries:
-            path = _join(inner, entry.name)
+            path = join_relative(inner, entry.name)
             if entry.kind == "dir":
                 if depth + 1 >= limits.max_resource_depth:
                     reason = f"deeper than {limits.max_resource_depth} levels"
@@ -548,7 +543,9 @@ class SkillRoots:
         inner = split_name(path)
         if not inner:
             raise SkillContainmentError("bad_name", "a resource path is required")
-        return root.read_file(_join(location, "/".join(inner)), cap=self.limits.max_resource_bytes)
+        return root.read_file(
+            join_relative(location, "/".join(inner)), cap=self.limits.max_resource_bytes
+        )
 
 
 class _DiscoveryState:

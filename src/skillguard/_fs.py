@@ -59,6 +59,7 @@ __all__ = [
     "Skipped",
     "append_record",
     "display_path",
+    "join_relative",
     "open_trusted_target",
     "openat2_available",
     "read_last_line",
@@ -300,7 +301,8 @@ class Listing:
     skipped: tuple[Skipped, ...]
 
 
-def _join(base: str, name: str) -> str:
+def join_relative(base: str, name: str) -> str:
+    """``base/name`` for relative ``/``-separated paths (``""`` is the root)."""
     if not base:
         return name
     return f"{base}/{name}" if name else base
@@ -681,7 +683,7 @@ class SafeRoot:
         self, base: str, item: os.DirEntry[str], entries: list[Entry], skipped: list[Skipped]
     ) -> None:
         name = item.name
-        path = _join(base, name)
+        path = join_relative(base, name)
         try:
             # d_type from the listing itself: no further system call, nothing followed.
             if item.is_symlink():

@@ -574,7 +574,13 @@ class AgentSkills:
 
     def _prepared(self, target: str | PreparedLoad) -> PreparedLoad:
         """The load to serve, re-authorized now; a workspace load only as issued, once."""
-        prepared = self.prepare(target) if isinstance(target, str) else target
+        if isinstance(target, str):
+            # Just prepared (and authorized) here: only its single use is left to claim.
+            prepared = self.prepare(target)
+            if prepared.request is not None:
+                self._loader.redeem(prepared)
+            return prepared
+        prepared = target
         if not isinstance(prepared, PreparedLoad):
             raise SkillUsageError("bad_argument", "load takes a name or a PreparedLoad")
         if prepared.agent != self.agent:
