@@ -60,6 +60,7 @@ AUDIT_FIELDS = (
     "sha256",
     "approver",
     "request_id",
+    "digest",
     "version",
 )
 _GENESIS = "0" * 64

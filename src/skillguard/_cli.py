@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 import attrs
 import structlog
 
+from ._approval import is_digest
 from ._commands import report, run_audit, run_catalog, run_load, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError
@@ -56,6 +57,12 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
+
+
+def _digest(text: str) -> str:
+    if not is_digest(text):
+        raise argparse.ArgumentTypeError("a DIGEST is a sha256 of 64 lowercase hex digits")
+    return text
 
 
 def _path(text: str) -> str:
@@ -133,12 +140,27 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     load.add_argument("--audit-key-file", type=_path, help="key the audit records (HMAC)")
     load.add_argument("name", metavar="NAME")
 
-    trust = commands.add_parser("trust", help="list, pin or revoke approvals")
-    trust.add_argument("action", choices=("list", "add", "revoke"))
-    trust.add_argument("name", nargs="?", metavar="NAME")
-    trust.add_argument("sha256", nargs="?", metavar="SHA256")
-    trust.add_argument("--trust-store", required=True, type=_path)
-    trust.add_argument("--by", default="operator", help="who pins (for add)")
+    trust = commands.add_parser("trust", help="show, pin, list or revoke approvals")
+    actions = trust.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    listing = actions.add_parser("list", help="every pin of the trust store")
+    listing.add_argument("--trust-store", required=True, type=_path)
+    show = actions.add_parser(
+        "show", help="what approving a workspace skill covers: its digest, files and grants"
+    )
+    show.add_argument("name", metavar="NAME")
+    show.add_argument("--project", type=_path, help="whose workspace roots to use")
+    add = actions.add_parser(
+        "add", help="pin a workspace skill, if its folder's digest is DIGEST (see 'trust show')"
+    )
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("digest", metavar="DIGEST", type=_digest)
+    add.add_argument("--trust-store", required=True, type=_path)
+    add.add_argument("--project", type=_path, help="whose workspace roots to use")
+    add.add_argument("--by", default="operator", help="who pins")
+    revoke = actions.add_parser("revoke", help="remove the pins of a skill")
+    revoke.add_argument("name", metavar="NAME")
+    revoke.add_argument("--trust-store", required=True, type=_path)
+    revoke.add_argument("--source", help="only the pin for this skill folder")
 
     audit = commands.add_parser("audit", help="verify or summarize an audit log")
     audit.add_argument("action", choices=("verify", "summarize"))

@@ -11,19 +11,21 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ._approval import ConsoleApprover, TrustStore, deny_all
+from ._approval import ConsoleApprover, TrustStore, deny_all, make_request, render_request
 from ._audit import AuditLog, Auditor, summarize_records, verify_records
-from ._discover import default_roots
+from ._discover import SkillRoots, default_roots, source_folder
 from ._errors import SkillUsageError, safe_repr
 from ._fs import read_trusted_bytes, read_trusted_file
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy, PolicyError
+from ._snapshot import Snapshot, take_snapshot
+from ._text import terminal_safe
 
 if TYPE_CHECKING:
     import argparse
     from typing import TextIO
 
-    from ._approval import Approver
+    from ._approval import Approver, PinningApprover
     from ._errors import SkillError
 
 __all__ = ["report", "run_audit", "run_catalog", "run_load", "run_trust"]
@@ -41,7 +43,7 @@ def _policy(path: str) -> AllowPolicy:
     return AllowPolicy.from_yaml(raw)
 
 
-def _loader(args: argparse.Namespace, approver: Approver = deny_all) -> Loader:
+def _loader(args: argparse.Namespace, approver: Approver | PinningApprover = deny_all) -> Loader:
     embedded = EmbeddedSkills.from_directory(args.embedded) if args.embedded else None
     audit = None
     if getattr(args, "audit_log", None):
@@ -75,7 +77,7 @@ def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    approver: Approver = deny_all
+    approver: Approver | PinningApprover = deny_all
     prompt = ConsoleApprover(sys.stdin, sys.stderr)
     if args.approve == "prompt":
         approver = prompt
@@ -84,32 +86,61 @@ def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write("skillguard: --approve trust needs --trust-store\n")
             return EXIT_USAGE
         approver = TrustStore(args.trust_store).approver(prompt)
-    loaded = _loader(args, approver).bind(args.agent).load(args.name)
-    out.write(loaded.activation())
+    with _loader(args, approver) as loader:
+        loaded = loader.bind(args.agent).load(args.name)
+        out.write(loaded.activation())
     return EXIT_OK
 
 
+def _workspace_snapshot(args: argparse.Namespace) -> Snapshot:
+    """The snapshot an approval of workspace skill NAME would cover, read now."""
+    with SkillRoots(default_roots(args.project)) as roots:
+        found = roots.discover()
+        root, location = roots.locate(args.name)
+        meta = next(m for m in found.skills if m.name == args.name)  # located: it is there
+        return take_snapshot(
+            root,
+            location,
+            name=args.name,
+            folder=source_folder(meta.root, meta.location),
+            limits=roots.limits,
+            profile=roots.profile,
+        )
+
+
 def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.action == "show":
+        snapshot = _workspace_snapshot(args)
+        out.write(render_request(make_request("(operator)", snapshot, snapshot.folder, "")))
+        return EXIT_OK
     store = TrustStore(args.trust_store)
     if args.action == "list":
         for pin in store.pins():
-            skill, digest, by, when = (
-                safe_repr(value)[1:-1] for value in (pin.skill, pin.sha256, pin.by, pin.when)
+            # Whole values (a folder path is long), every control character escaped.
+            skill, source, by, when = (
+                terminal_safe(value) for value in (pin.skill, pin.source, pin.by, pin.when)
             )
-            out.write(f"{skill}  {digest}  by {by}  {when}\n")
+            out.write(f"{skill}  {pin.digest}  {source}  by {by}  {when}\n")
         return EXIT_OK
-    if not args.name or (args.action == "add" and not args.sha256):
-        err.write(
-            f"skillguard: trust {args.action} needs NAME"
-            + (" and SHA256\n" if args.action == "add" else "\n")
-        )
-        return EXIT_USAGE
-    name = safe_repr(args.name)[1:-1]
+    name = safe_repr(terminal_safe(args.name))[1:-1]
     if args.action == "add":
-        store.pin(args.name, args.sha256, args.by)
-        out.write(f"pinned {name} {safe_repr(args.sha256)[1:-1]}\n")
+        snapshot = _workspace_snapshot(args)
+        if snapshot.digest != args.digest:
+            err.write(
+                f"skillguard: {name} is not the reviewed content: its digest is now "
+                f"{snapshot.digest}; nothing was pinned\n"
+            )
+            return EXIT_FAILED
+        store.pin(
+            args.name,
+            snapshot.digest,
+            args.by,
+            source=snapshot.folder,
+            skill_sha256=snapshot.skill.sha256,
+        )
+        out.write(f"pinned {name} {snapshot.digest}\n")
         return EXIT_OK
-    if not store.revoke(args.name):
+    if not store.revoke(args.name, source=args.source):
         err.write(f"skillguard: {name} is not pinned\n")
         return EXIT_FAILED
     out.write(f"revoked {name}\n")

@@ -65,6 +65,7 @@ __all__ = [
     "discover",
     "find_skill_folders",
     "list_resources",
+    "source_folder",
 ]
 
 # Folders that hold tooling, never skills, and can be huge; skipping them is documented.
@@ -134,6 +135,16 @@ def default_roots(
     return roots
 
 
+def source_folder(root: str, location: str) -> str:
+    """A skill folder's absolute path as text: the source a pin is keyed by.
+
+    *root* is a root's display path (as discovery reports it), *location* the folder's
+    path below it. Only ``os.path`` string work: nothing is resolved on disk.
+    """
+    joined = os.path.join(root, location) if location else root
+    return display_path(os.path.abspath(joined))
+
+
 # -- values --------------------------------------------------------------------------
 
 
@@ -148,6 +159,7 @@ class SkillMeta:
     sha256: str
     size: int
     warnings: tuple[SkillWarning, ...] = ()
+    disable_model_invocation: bool = False
 
 
 @attrs.frozen
@@ -524,6 +536,14 @@ class SkillRoots:
             )
         return found
 
+    def locate(self, name: str) -> tuple[SafeRoot, str]:
+        """The ``SafeRoot`` holding the skill *name* and its folder's location in it.
+
+        Raises ``SkillUsageError`` (not a str) and ``SkillNotFoundError``
+        (``unknown_skill``).
+        """
+        return self._locate(name)
+
     def load(self, name: str) -> Skill:
         """Tier 2: the skill *name*, read again and parsed (the body included)."""
         root, location = self._locate(name)
@@ -582,6 +602,7 @@ class _DiscoveryState:
             skill.sha256,
             skill.size,
             skill.warnings,
+            skill.disable_model_invocation,
         )
         self.by_name[skill.name] = meta
         self.skills.append(meta)

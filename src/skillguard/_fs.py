@@ -62,6 +62,7 @@ __all__ = [
     "join_relative",
     "open_trusted_target",
     "openat2_available",
+    "operator_path",
     "read_last_line",
     "read_trusted_bytes",
     "read_trusted_file",
@@ -804,20 +805,44 @@ def open_trusted_target(
 _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
+def operator_path(path: object, what: str) -> str:
+    """An operator's path (a str or ``os.PathLike``) as a str, ``~`` expanded.
+
+    Raises ``SkillUsageError`` for anything else, an empty path, or a NUL in it.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", f"{what} must be a str or os.PathLike")
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text or "\x00" in text:
+        raise SkillUsageError("bad_argument", f"{what} must be a non-empty str without NUL")
+    return os.path.expanduser(text)
+
+
 def read_trusted_file(path: str) -> str:
     """The text of an operator's file (undecodable bytes replaced, so never raises on them)."""
     return read_trusted_bytes(path).decode("utf-8", "replace")
 
 
-def read_trusted_bytes(path: str) -> bytes:
-    """The bytes of an operator's own file (a policy, a log): a regular file only."""
+def read_trusted_bytes(path: str, *, cap: int | None = None) -> bytes:
+    """The bytes of an operator's own file (a policy, a log): a regular file only.
+
+    With *cap*, at most cap+1 bytes are read, and a file over it raises ``OSError``
+    (``EFBIG``): a sparse or endless file is never read whole.
+    """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
+        if cap is not None and info.st_size > cap:
+            raise OSError(errno.EFBIG, "the file is over its cap", path)
         chunks = []
+        total = 0
         while chunk := os.read(fd, _READ_CHUNK):
             chunks.append(chunk)
+            total += len(chunk)
+            if cap is not None and total > cap:
+                raise OSError(errno.EFBIG, "the file is over its cap", path)
     finally:
         os.close(fd)
     return b"".join(chunks)

@@ -136,3 +136,5 @@ class Skill:
     version: str | None = None
     extra: Mapping[str, YamlValue] = EMPTY_MAP
     warnings: tuple[SkillWarning, ...] = ()
+    disable_model_invocation: bool = False
+    user_invocable: bool = True
