@@ -48,14 +48,14 @@ def write_log(path: Path, count: int, key: bytes | None = None) -> list[str]:
 def test_t27_an_intact_log_verifies(tmp_path: Path) -> None:
     lines = write_log(tmp_path / "a.jsonl", 5)
     result = verify_records(lines)
-    assert (result.intact, result.records) == (True, 5)
+    assert (result.intact, result.records) == (True, 6)  # log_created, then 5 records
 
 
 def test_t27_the_chain_continues_across_reopenings(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     write_log(path, 2)
     lines = write_log(path, 2)
-    assert len(lines) == 4
+    assert len(lines) == 5
     assert verify_records(lines).intact
 
 
@@ -113,20 +113,20 @@ def test_a_corrupt_tail_refuses_to_continue_the_chain(tmp_path: Path) -> None:
 
 
 def test_summary_counts_and_lists_denials(tmp_path: Path) -> None:
-    records = [json.loads(line) for line in write_log(tmp_path / "a.jsonl", 5)]
+    records = [json.loads(line) for line in write_log(tmp_path / "a.jsonl", 5)[1:]]
     summary = summarize_records(records)
     assert summary["records"] == 5
     assert summary["by_decision"] == {"deny": 3, "allow": 2}
     assert summary["by_agent"] == {"planner": 3, "reader": 2}
     assert [d["skill"] for d in summary["denials"]] == ["skill-0", "skill-2", "skill-4"]
     assert summarize_records(records, agent="reader")["records"] == 2
-    assert summarize_records(records, since="9999")["records"] == 0
+    assert summarize_records(records, since="9999-01-01")["records"] == 0
 
 
 def test_audit_fields_from_untrusted_input_are_escaped_and_bounded(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     Auditor(AuditLog(str(path))).emit("load_denied", skill="x\x1b[2J\u202e" + "y" * 500)
-    record = json.loads(path.read_text())
+    record = json.loads(path.read_text().splitlines()[-1])
     assert "\x1b" not in record["skill"]
     assert "\u202e" not in record["skill"]
     assert len(record["skill"]) < 300
@@ -222,7 +222,7 @@ def test_t27_two_writers_extend_one_chain(tmp_path: Path) -> None:
     first, second = Auditor(AuditLog(str(path))), Auditor(AuditLog(str(path)))
     for index in range(4):
         (first if index % 2 else second).emit("load_granted", skill=f"s{index}")
-    assert verify_records(path.read_text().splitlines()).records == 4
+    assert verify_records(path.read_text().splitlines()).records == 5
     assert verify_records(path.read_text().splitlines()).intact
 
 
@@ -250,10 +250,10 @@ def test_t27_a_blank_line_is_an_insertion(tmp_path: Path) -> None:
 
 def test_t27_a_deleted_tail_is_caught_with_the_expected_count(tmp_path: Path) -> None:
     lines = write_log(tmp_path / "a.jsonl", 4)
-    assert verify_records(lines[:3]).intact  # nothing in the file itself shows it
-    result = verify_records(lines[:3], expected_records=4)
-    assert (result.intact, result.line) == (False, 4)
-    assert verify_records(lines, expected_records=4).intact
+    assert verify_records(lines[:4]).intact  # nothing in the file itself shows it
+    result = verify_records(lines[:4], expected_records=5)
+    assert (result.intact, result.line) == (False, 5)
+    assert verify_records(lines, expected_records=5).intact
 
 
 def test_audit_values_cannot_pass_for_the_escaped_form_of_another(tmp_path: Path) -> None:
@@ -262,7 +262,7 @@ def test_audit_values_cannot_pass_for_the_escaped_form_of_another(tmp_path: Path
     auditor.emit("load_denied", skill="x\x1b[2J")
     auditor.emit("load_denied", skill="x\\x1b[2J")
     auditor.emit("load_denied", skill="z" * 400)
-    first, second, third = (json.loads(line)["skill"] for line in path.read_text().splitlines())
+    first, second, third = (json.loads(line)["skill"] for line in path.read_text().splitlines()[1:])
     assert first != second
     assert third.endswith("...")
     assert len(third) == 259

@@ -23,5 +23,5 @@ def test_the_swarm_example_runs_and_its_audit_log_verifies() -> None:
     assert "lead      release-notes  loaded  (workspace; " in "\n".join(lines)
     assert "reviewer  release-notes  denied  (unknown/not_authorized)" in lines
     assert "clerk     code-review    denied  (unknown/not_authorized)" in lines
-    assert lines[-1] == "audit log: 9 records, intact=True"
+    assert lines[-1] == "audit log: 10 records, intact=True"
     assert completed.stderr == ""
