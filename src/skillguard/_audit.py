@@ -391,9 +391,11 @@ class AuditLog:
 
 
 def _render(record: Mapping[str, object]) -> str:
+    """``event name=value ...`` for a plain log line; the stdlib record has its own time,
+    and carries every field (time included) as its ``audit`` attribute."""
     return " ".join(
         [str(record["event"])]
-        + [f"{name}={value}" for name, value in record.items() if name != "event"]
+        + [f"{name}={value}" for name, value in record.items() if name not in {"event", "time"}]
     )
 
 
