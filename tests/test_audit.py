@@ -10,6 +10,7 @@ import hmac
 import io
 import json
 import logging
+import os
 import subprocess
 import sys
 import threading
@@ -41,6 +42,7 @@ from skillguard._audit import (
     summarize_log,
     summarize_records,
 )
+from skillguard._fs import read_operator_bytes, stream_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -797,3 +799,54 @@ def test_t56_events_go_to_the_stdlib_logger_otherwise(caplog: pytest.LogCaptureF
     assert record.name == "skillguard.audit"
     assert record.getMessage() == "load_granted skill=notes version=0.1.0"
     assert record.audit["skill"] == "notes"  # type: ignore[attr-defined]
+
+
+# -- the file edge: streaming reader, appender ------------------------------------------
+
+
+def test_t52_stream_lines_splits_on_newline_only_and_caps_each_line(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"a\rb\n\nc\x85d")
+    assert list(stream_lines(str(path), max_line=10)) == [b"a\rb\n", b"\n", b"c\x85d"]
+    path.write_bytes(b"ab\n" + b"x" * 20 + b"\nnever")
+    assert list(stream_lines(str(path), max_line=10)) == [b"ab\n", b"x" * 11]
+    path.write_bytes(b"ab\n" + b"x" * (3 << 20))
+    assert list(stream_lines(str(path), max_line=10)) == [b"ab\n", b"x" * 11]
+    path.write_bytes(b"")
+    assert list(stream_lines(str(path), max_line=10)) == []
+
+
+def test_t52_the_log_must_be_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(AuditError) as caught:
+        AuditLog(fifo)
+    assert caught.value.code == "unreadable"
+    with pytest.raises(OSError):
+        list(stream_lines(str(fifo), max_line=10))
+    with pytest.raises(OSError):
+        read_operator_bytes(str(fifo), limit=10)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b'{"event":"x"', b"garbage\n", b"\n"],
+    ids=["torn", "not-json", "empty-line"],
+)
+def test_t27_a_bad_last_record_stops_the_writer(tmp_path: Path, tail: bytes) -> None:
+    path = tmp_path / "a.jsonl"
+    AuditLog(path).write({"event": "x"})
+    path.write_bytes(path.read_bytes() + tail)
+    with pytest.raises(AuditError) as caught:
+        AuditLog(path)
+    assert caught.value.code == "corrupt"
+
+
+def test_t27_a_record_out_of_sequence_is_caught(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 1)
+    record = json.loads(lines[1])
+    del record["hash"]
+    record["seq"] = 7
+    record["hash"] = hashlib.sha256(canonical(record)).hexdigest()
+    result = verify_records([lines[0], canonical(record)])
+    assert (result.line, result.reason) == (2, "out of sequence")

@@ -701,3 +701,18 @@ def test_t55_summarize_filters_by_time_and_agent(
         "0 records\n"
     )
     assert run(capsys, "audit", "summarize", log, "--agent", "nobody")[1].startswith("0 records\n")
+
+
+def test_t14_a_closed_pipe_ends_the_command_with_141(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(300):
+        write_skill(tmp_path / f"s{index}", GOOD.format(name=f"s{index}"))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    stdout = os.fdopen(write_end, "w")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        assert main(["discover", str(tmp_path)]) == 141
+    finally:
+        stdout.close()

@@ -958,6 +958,11 @@ def stream_lines(path: str, *, max_line: int) -> Generator[bytes, None, None]:
         os.close(fd)
 
 
+def _require_regular(fd: int, path: str) -> None:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+
+
 class AppendFile:
     """An operator's append-only log file, held open for one locked update.
 
@@ -969,13 +974,10 @@ class AppendFile:
     def __init__(self, path: str) -> None:
         fd = os.open(path, _LOG_FLAGS, 0o600)
         try:
-            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            _require_regular(fd, path)
         except OSError:
             os.close(fd)
             raise
-        if not regular:
-            os.close(fd)
-            raise OSError(errno.EINVAL, "not a regular file", path)
         self._fd = fd
 
     def __enter__(self) -> AppendFile:  # noqa: PYI034 - typing.Self needs Python 3.11
