@@ -36,7 +36,9 @@ from skillguard import (
     verify_records,
 )
 from skillguard._audit import (
+    MAX_LISTED_DENIALS,
     _too_deep,
+    _without_hash,
     canonical,
     parse_since,
     summarize_log,
@@ -850,3 +852,27 @@ def test_t27_a_record_out_of_sequence_is_caught(tmp_path: Path) -> None:
     record["hash"] = hashlib.sha256(canonical(record)).hexdigest()
     result = verify_records([lines[0], canonical(record)])
     assert (result.line, result.reason) == (2, "out of sequence")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"agent": "a", "event": "e", "hash": "f" * 64, "seq": 1},
+        {"a": 1, "hash": "f" * 64},
+        {"hash": "f" * 64, "z": 1},
+        {"hash": "f" * 64},
+    ],
+    ids=["middle", "last", "first", "only"],
+)
+def test_the_hashed_bytes_are_the_record_without_its_hash(record: dict[str, object]) -> None:
+    line = canonical(record).decode()
+    rest = {k: v for k, v in record.items() if k != "hash"}
+    assert _without_hash(line, "f" * 64) == canonical(rest)
+
+
+def test_a_summary_lists_the_latest_denials_and_counts_them_all() -> None:
+    records = [{"event": "load_denied", "decision": "deny", "skill": str(n)} for n in range(1500)]
+    summary = summarize_records(records)
+    assert summary["denials_total"] == 1500
+    assert len(summary["denials"]) == MAX_LISTED_DENIALS
+    assert summary["denials"][-1]["skill"] == "1499"

@@ -716,3 +716,13 @@ def test_t14_a_closed_pipe_ends_the_command_with_141(
         assert main(["discover", str(tmp_path)]) == 141
     finally:
         stdout.close()
+
+
+def test_t52_summarize_lists_the_latest_denials_and_says_how_many_more(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    audit_log(tmp_path / "a.jsonl", 2010)  # every other record is a denial
+    code, out, _ = run(capsys, "audit", "summarize", str(tmp_path / "a.jsonl"))
+    assert code == 0
+    assert "(5 earlier denials not listed: narrow with --since or --agent)\n" in out
+    assert out.count("\ndenied ") == 1000

@@ -39,7 +39,7 @@ import logging
 import re
 import secrets
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUDIT_FIELDS",
+    "MAX_LISTED_DENIALS",
     "MAX_RECORD_BYTES",
     "AuditError",
     "AuditLog",
@@ -91,6 +92,9 @@ _MAX_RECORD_DEPTH = 1
 _MAX_ARGS_DEPTH = 32
 _GENESIS = "0" * 64
 _MAX_FIELD_CHARS = 256
+# A summary lists the latest denials only, so that its memory does not grow with the log;
+# the count of all of them is always given.
+MAX_LISTED_DENIALS: Final = 1000
 _HEADER_EVENT = "log_created"
 _KEY_ID_LABEL = b"skillguard-key-id"
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -128,11 +132,40 @@ def _clean(value: object) -> object:
     return escaped if len(escaped) <= _MAX_FIELD_CHARS else escaped[:_MAX_FIELD_CHARS] + "..."
 
 
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        raise ValueError("duplicate key")
+    return record
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+)
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+
+
 def canonical(record: Mapping[str, object]) -> bytes:
     """The bytes a record's hash covers: sorted keys, no spaces, ASCII only."""
-    return json.dumps(
-        record, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-    ).encode()
+    return _ENCODER.encode(record).encode()
+
+
+def _without_hash(line: str, claimed: str) -> bytes:
+    """The canonical form of a canonical *line*'s record without its ``hash`` member,
+    cut from the line itself (one JSON encoding saved per record).
+
+    A raw ``"hash":"`` can only be that key: inside a JSON string a quote is escaped.
+    """
+    member = f'"hash":"{claimed}"'
+    at = line.index(member)
+    if line[at - 1] == ",":
+        return (line[: at - 1] + line[at + len(member) :]).encode()
+    end = at + len(member)
+    return (line[:at] + line[end + 1 :] if line[end] == "," else line[:at] + line[end:]).encode()
 
 
 def _digest(payload: bytes, key: bytes | None) -> str:
@@ -157,17 +190,6 @@ def _check_key(key: object) -> None:
 
 
 # -- the strict, capped JSON reader ---------------------------------------------------
-
-
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    record = dict(pairs)
-    if len(record) != len(pairs):
-        raise ValueError("duplicate key")
-    return record
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _too_deep(text: str, max_depth: int) -> bool:
@@ -202,7 +224,7 @@ def _load_json(text: str, *, max_chars: int, max_depth: int) -> object:
         raise ValueError("over the size cap")
     if _too_deep(text, max_depth):
         raise ValueError("nested too deep")
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    return _DECODER.decode(text)
 
 
 # -- writing --------------------------------------------------------------------------
@@ -507,7 +529,7 @@ class _Checker:
                 return stopped
         elif record.get("event") == _HEADER_EVENT:
             return self.stop("a second log_created record: another log spliced in")
-        if not hmac.compare_digest(_digest(canonical(record), self.key), claimed):
+        if not hmac.compare_digest(_digest(_without_hash(line, claimed), self.key), claimed):
             return self.stop("edited: its hash does not match")
         if record.get("prev_hash") != self.prev:
             return self.stop("inserted, reordered or a record before it deleted")
@@ -632,7 +654,8 @@ class _Summary:
         self.by_event: Counter[str] = Counter()
         self.by_agent: Counter[str] = Counter()
         self.by_skill: Counter[str] = Counter()
-        self.denials: list[dict[str, object]] = []
+        self.denials: deque[dict[str, object]] = deque(maxlen=MAX_LISTED_DENIALS)
+        self.denial_count = 0
         self.total = 0
 
     def add(self, record: Mapping[str, object]) -> None:
@@ -649,6 +672,7 @@ class _Summary:
         if record.get("skill"):
             self.by_skill[str(record["skill"])] += 1
         if record.get("decision") == "deny":
+            self.denial_count += 1
             self.denials.append(
                 {k: record.get(k) for k in ("time", "agent", "skill", "event", "code", "reason")}
             )
@@ -660,7 +684,8 @@ class _Summary:
             "by_event": dict(self.by_event),
             "by_agent": dict(self.by_agent),
             "by_skill": dict(self.by_skill),
-            "denials": self.denials,
+            "denials": list(self.denials),
+            "denials_total": self.denial_count,
         }
 
 
@@ -673,7 +698,8 @@ def _summary(agent: object, since: object) -> _Summary:
 def summarize_records(
     records: Iterable[object], *, agent: str | None = None, since: str | None = None
 ) -> dict[str, Any]:
-    """Counts by decision, event, agent and skill, and every denial with its reason.
+    """Counts by decision, event, agent and skill, and the latest ``MAX_LISTED_DENIALS``
+    denials with their reasons (``denials_total`` counts them all).
 
     *since* is an ISO 8601 time (``SkillUsageError`` otherwise). What is not a mapping
     is skipped: check the chain first (``summarize_log`` does both).

@@ -196,6 +196,9 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{safe_repr(str(k))[1:-1]}={v}" for k, v in sorted(summary[title].items())
         )
         out.write(f"{title.replace('_', ' ')}: {counts or '-'}\n")
+    earlier = summary["denials_total"] - len(summary["denials"])
+    if earlier:
+        out.write(f"({earlier} earlier denials not listed: narrow with --since or --agent)\n")
     for denial in summary["denials"]:
         shown = {k: safe_repr(str(v))[1:-1] for k, v in denial.items()}
         out.write(
