@@ -17,6 +17,8 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from skillguard import (
@@ -668,6 +670,8 @@ def test_t51_lines_of_a_binary_file_verify(tmp_path: Path) -> None:
         lambda p: AuditLog(p).write({"event": "log_created"}),
         lambda p: AuditLog(p).write({"event": "x", "reason": "y" * 70_000}),
         lambda _: summarize_records([], since="yesterday"),
+        lambda _: summarize_records([], since="9999-12-31T23:59:59.5"),
+        lambda _: summarize_records([], since="0001-01-01T00:00+01:00"),
         lambda _: summarize_records([], agent=5),  # type: ignore[arg-type]
     ],
 )
@@ -690,6 +694,7 @@ def test_a_path_like_log_path_is_accepted(tmp_path: Path) -> None:
         ("2026-11-30T14:00:00Z", "2026-11-30T14:00:00Z"),
         ("2026-11-30T15:00:00+01:00", "2026-11-30T14:00:00Z"),
         ("2026-11-30T14:00:00.5", "2026-11-30T14:00:01Z"),
+        ("0999-01-01", "0999-01-01T00:00:00Z"),
     ],
 )
 def test_since_is_read_as_iso_8601(since: str, expected: str) -> None:
@@ -876,3 +881,26 @@ def test_a_summary_lists_the_latest_denials_and_counts_them_all() -> None:
     assert summary["denials_total"] == 1500
     assert len(summary["denials"]) == MAX_LISTED_DENIALS
     assert summary["denials"][-1]["skill"] == "1499"
+
+
+_JSONISH = st.text(alphabet='[]{}":,\\0123456789abehnstux \r\n\u2028\x85-.eE', max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.one_of(_JSONISH, st.binary(max_size=200), st.text(max_size=200)), max_size=5),
+    key=st.one_of(st.none(), st.binary(min_size=1, max_size=8)),
+)
+def test_t50_verify_never_raises_on_what_lines_hold(
+    lines: list[str | bytes], key: bytes | None
+) -> None:
+    result = verify_records(lines, key=key)
+    assert isinstance(result, Verification)
+    assert not result.intact
+
+
+@settings(max_examples=300, deadline=None)
+@given(args=st.one_of(_JSONISH, st.text(max_size=200)))
+def test_t50_audit_summary_never_raises(args: str) -> None:
+    assert audit_summary(args).isprintable()
+    assert audit_summary('{"name": ' + json.dumps(args) + "}").isprintable()

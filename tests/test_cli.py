@@ -726,3 +726,24 @@ def test_t52_summarize_lists_the_latest_denials_and_says_how_many_more(
     assert code == 0
     assert "(5 earlier denials not listed: narrow with --since or --agent)\n" in out
     assert out.count("\ndenied ") == 1000
+
+
+def test_t53_load_refuses_an_empty_audit_key_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "key").write_bytes(b" \n")
+    code, _, err = run(
+        capsys,
+        "load",
+        "--policy",
+        str(tmp_path / "policy.yaml"),
+        "--agent",
+        "a",
+        "--audit-log",
+        str(tmp_path / "a.jsonl"),
+        "--audit-key-file",
+        str(tmp_path / "key"),
+        "notes",
+    )
+    assert (code, err) == (2, "skillguard: [usage/bad_argument] the audit key file is empty\n")
+    assert not (tmp_path / "a.jsonl").exists()

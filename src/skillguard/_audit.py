@@ -636,14 +636,18 @@ def parse_since(since: object) -> str:
     text = since[:-1] + "+00:00" if since.endswith(("Z", "z")) else since
     try:
         moment = dt.datetime.fromisoformat(text)
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.timezone.utc)
+        moment = moment.astimezone(dt.timezone.utc)
+        if moment.microsecond:  # records have whole seconds: the next one is the first after
+            moment = moment.replace(microsecond=0) + dt.timedelta(seconds=1)
+    except (ValueError, OverflowError):  # not ISO 8601, or beyond year 1 to 9999 in UTC
         raise SkillUsageError("bad_argument", "since is not an ISO 8601 time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    moment = moment.astimezone(dt.timezone.utc)
-    if moment.microsecond:  # records have whole seconds: the next one is the first after
-        moment = moment.replace(microsecond=0) + dt.timedelta(seconds=1)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Not strftime: its %Y does not pad years before 1000 on every platform.
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    )
 
 
 class _Summary:
