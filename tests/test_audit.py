@@ -433,9 +433,10 @@ def test_a_record_that_cannot_be_written_is_an_audit_error(tmp_path: Path) -> No
 # -- keys ------------------------------------------------------------------------------
 
 
-def test_t53_an_empty_key_is_refused() -> None:
+def test_t53_an_empty_key_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SkillUsageError):
-        AuditLog("a.jsonl", key=b"")
+        AuditLog(tmp_path / "a.jsonl", key=b"")
+    assert list(tmp_path.iterdir()) == []  # refused before the file or its lock exists
     with pytest.raises(SkillUsageError):
         verify_records([], key=b"")
 
