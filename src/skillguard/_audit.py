@@ -54,8 +54,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUDIT_FIELDS",
+    "INTACT",
     "MAX_LISTED_DENIALS",
     "MAX_RECORD_BYTES",
+    "NEEDS_KEY",
+    "TAMPERED",
+    "WRONG_KEY",
     "AuditError",
     "AuditLog",
     "Auditor",

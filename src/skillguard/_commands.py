@@ -16,6 +16,7 @@ from ._approval import ConsoleApprover, TrustStore, deny_all
 from ._audit import (
     MAX_RECORD_BYTES,
     NEEDS_KEY,
+    TAMPERED,
     WRONG_KEY,
     AuditLog,
     Auditor,
@@ -140,6 +141,9 @@ def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _verdict(result: Verification) -> tuple[int, str]:
+    """The exit status and the one line that says what the check found."""
+    if result.intact:
+        return EXIT_OK, f"intact: {result.records} records"
     if result.status == NEEDS_KEY:
         return EXIT_NEEDS_KEY, "keyed: needs its key (--key-file)"
     if result.status == WRONG_KEY:
@@ -173,13 +177,11 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except OSError:
         err.write("skillguard: the audit log cannot be read (a regular file is needed)\n")
         return EXIT_FAILED
-    code, verdict = (
-        (EXIT_OK, f"intact: {result.records} records") if result.intact else (_verdict(result))
-    )
+    code, verdict = _verdict(result)
     if summary is None:
         out.write(f"{verdict}\n")
         return code
-    if not result.intact and (result.line == 1 or result.status != "tampered"):
+    if not result.intact and (result.line == 1 or result.status != TAMPERED):
         # Nothing was verified: a file that is not a log, or a log we cannot check.
         err.write(f"skillguard: {verdict}\n")
         return code
