@@ -80,7 +80,8 @@ def main() -> int:
             audit=skillguard.AuditLog(str(log_path)),
         )
         asyncio.run(run_swarm(loader))
-        verdict = skillguard.verify_records(log_path.read_text().splitlines())
+        with log_path.open("rb") as lines:  # split on newline only, as written
+            verdict = skillguard.verify_records(lines)
     print(f"audit log: {verdict.records} records, intact={verdict.intact}")
     return 0 if verdict.intact else 1
 

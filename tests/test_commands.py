@@ -98,7 +98,7 @@ def test_load_denies_by_default_and_writes_the_audit_log(
     assert (code, out) == (1, "")
     assert err.startswith("skillguard: approval/denied")
     code, out, _ = run(capsys, "audit", "verify", setup["log"])
-    assert (code, out) == (0, "intact: 2 records\n")
+    assert (code, out) == (0, "intact: 3 records\n")  # log_created and two decisions
     code, out, _ = run(capsys, "audit", "summarize", setup["log"])
     assert "by decision: deny=1" in out
     assert "denied " in out
@@ -228,9 +228,9 @@ def test_a_keyed_audit_log_from_the_command_line(
     args = ["load", *common(setup, "reader"), "--audit-log", setup["log"]]
     run(capsys, *args, "--audit-key-file", str(key), "pdf-tools")
     assert run(capsys, "audit", "verify", setup["log"], "--key-file", str(key))[0] == 0
-    assert run(capsys, "audit", "verify", setup["log"])[0] == 1  # the wrong (no) key
+    assert run(capsys, "audit", "verify", setup["log"])[0] == 3  # keyed: needs its key
     code, out, _ = run(
-        capsys, "audit", "verify", setup["log"], "--key-file", str(key), "--expect-records", "2"
+        capsys, "audit", "verify", setup["log"], "--key-file", str(key), "--expect-records", "3"
     )
     assert code == 1
     assert "missing at the end" in out

@@ -28,5 +28,5 @@ def test_the_swarm_example_runs_and_its_audit_log_verifies() -> None:
     catalogs = [line for line in lines if line.startswith("lead's catalog:")]
     assert "('release-notes', '')" in catalogs[0]
     assert "('release-notes', 'Write release notes" in catalogs[1]
-    assert lines[-1] == "audit log: 10 records, intact=True"
+    assert lines[-1] == "audit log: 11 records, intact=True"
     assert completed.stderr == ""

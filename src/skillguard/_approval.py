@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal, TextIO, TypeAlias
 import attrs
 
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import FileLock, operator_path, read_trusted_bytes, write_atomic
+from ._fs import FileLock, operator_path, read_operator_bytes, write_atomic
 from ._json import StrictJSONError, loads_strict
 from ._parse import is_valid_name
 from ._text import reveal, terminal_safe
@@ -332,7 +332,7 @@ class TrustStore:
 
     def _load(self) -> dict[tuple[str, str], Pin]:
         try:
-            raw = read_trusted_bytes(self.path, cap=_TRUST_STORE_MAX_BYTES)
+            raw = read_operator_bytes(self.path, limit=_TRUST_STORE_MAX_BYTES)
         except FileNotFoundError:
             return {}
         except OSError as exc:
