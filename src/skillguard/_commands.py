@@ -17,7 +17,7 @@ from ._discover import default_roots
 from ._errors import SkillUsageError, safe_repr
 from ._fs import read_trusted_bytes, read_trusted_file
 from ._loader import EmbeddedSkills, Loader
-from ._policy import AllowPolicy, PolicyError
+from ._policy import AllowPolicy
 
 if TYPE_CHECKING:
     import argparse
@@ -34,11 +34,7 @@ EXIT_USAGE = 2
 
 
 def _policy(path: str) -> AllowPolicy:
-    try:
-        raw = read_trusted_bytes(path)
-    except OSError as exc:
-        raise PolicyError("bad_policy", "the policy file cannot be read") from exc
-    return AllowPolicy.from_yaml(raw)
+    return AllowPolicy.from_file(path)
 
 
 def _loader(args: argparse.Namespace, approver: Approver = deny_all) -> Loader:

@@ -64,6 +64,7 @@ __all__ = [
     "openat2_available",
     "read_last_line",
     "read_trusted_bytes",
+    "read_trusted_capped",
     "read_trusted_file",
     "split_name",
     "split_operator_path",
@@ -900,3 +901,25 @@ class FileLock:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
         self._thread_lock.release()
+
+
+def read_trusted_capped(path: str | os.PathLike[str], cap: int) -> bytes:
+    """At most ``cap + 1`` bytes of an operator's own file: a regular file only.
+
+    The caller refuses a result longer than *cap*. A file whose ``fstat`` size is over
+    the cap, or one that grows while it is read, still costs at most ``cap + 1``
+    bytes: a 2 GiB sparse policy file is refused, not read whole. Raises ``OSError``
+    (``EINVAL`` for a FIFO, device, socket or folder); the open never blocks.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        chunks = []
+        left = cap + 1
+        while left > 0 and (chunk := os.read(fd, min(left, _READ_CHUNK))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
