@@ -8,8 +8,10 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
    NUL, C0/C1 controls (other than tab and newline), the U+2028/U+2029 line
    separators and U+FEFF are refused in the frontmatter, NUL in the body too.
 3. Fences: line 1 is ``---`` (trailing blanks allowed); the frontmatter ends at the
-   first later line of the same shape; the body is everything after it.
-4. YAML as data only (see ``_yaml``).
+   first later line of the same shape, searched for only within the frontmatter cap;
+   the body is everything after it.
+4. YAML as data only, through ``_yaml.load_document``, the entry point every YAML
+   document shares (it applies the frontmatter's character rules of step 2).
 5. Agent Skills fields, with the ``strict`` or ``compat`` profile; every spec string
    field, tool and step refuses the invisible characters of ``FORBIDDEN_RANGES``.
 
@@ -147,7 +149,7 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
     """Return (frontmatter, body, file line where the frontmatter starts).
 
     The closing fence is searched for only as far as a frontmatter within
-    ``max_frontmatter_bytes`` could reach (T61): a file that holds no fence there is
+    ``max_frontmatter_bytes`` could reach (threat-model.md T1): a file that holds no fence there is
     refused without scanning the rest of it.
     """
     first_end = text.find("\n")

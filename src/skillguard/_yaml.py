@@ -14,11 +14,11 @@ document become data (threat-model.md T1, T3-T7, T60). In this order it applies:
    reviewer and a grant to libyaml.
 4. Composition from the parser's events, below.
 
-Hostile text is never handed to ``YAML().load()``:
-ruamel's C loader recurses in C and kills the interpreter on deep flow nesting, its
-pure loader raises ``AssertionError`` on ``%YAML 1.10``, and neither can be told to
-refuse aliases. Instead we pull parser *events* one at a time and build the value
-ourselves, iteratively, refusing at the first event that breaks a rule:
+Hostile text is never handed to ``YAML().load()``: ruamel's C loader recurses in C
+and kills the interpreter on deep flow nesting, its pure loader raises
+``AssertionError`` on ``%YAML 1.10``, and neither can be told to refuse aliases.
+Instead we pull parser *events* one at a time and build the value ourselves,
+iteratively, refusing at the first event that breaks a rule:
 
 * no anchors, no aliases (no billion-laughs expansion, no shared structure);
 * no explicit tags of any kind, no directive lines (``%YAML``, ``%TAG``, reserved);
@@ -30,11 +30,12 @@ ourselves, iteratively, refusing at the first event that breaks a rule:
 
 The C parser (libyaml via ``ruamel.yaml.clib``, YAML 1.1) is used where it is
 installed; the pure-Python parser (YAML 1.2) is the fallback. They must give the same
-answer for every input (threat-model.md T6; a differential test and fuzz target check
-it). The text reaching them has been cleared of control and line-separator characters
-by step 3, and the constructs the two grammars read differently are refused here:
-tabs outside quoted scalars, empty unquoted keys, an unquoted ``:`` inside a flow
-collection, a ``#`` glued to a block scalar header, and the lines named above.
+answer for every input (threat-model.md T6, T60; a differential test and fuzz target
+check it, on skills and on policies). The text reaching them has been cleared of
+control and line-separator characters by step 3, and the constructs the two grammars
+read differently are refused here: tabs outside quoted scalars, empty unquoted keys,
+an unquoted ``:`` inside a flow collection, a ``#`` glued to a block scalar header,
+and the lines named above.
 """
 
 from __future__ import annotations
@@ -72,7 +73,6 @@ __all__ = [
     "KeyLines",
     "decode_utf8",
     "default_backend",
-    "find_forbidden_control",
     "has_c_parser",
     "load_document",
 ]
@@ -265,7 +265,7 @@ def decode_utf8(raw: bytes, *, what: str = "the file") -> str:
     return text
 
 
-def find_forbidden_control(text: str) -> re.Match[str] | None:
+def _find_forbidden_control(text: str) -> re.Match[str] | None:
     """The first character of *text* that no YAML document may hold, if any."""
     # Fast path for the usual ASCII text: deleting every allowed byte leaves nothing,
     # in one C loop; the regex runs only to locate a character once one is there.
@@ -311,7 +311,7 @@ def load_document(
         # it cannot be over the cap, so the usual document is never encoded here.
         if len(text) > cap // 4 and len(text.encode("utf-8", "surrogatepass")) > cap:
             raise MalformedSkillError("too_large", f"{what} is larger than {cap} bytes")
-    bad = find_forbidden_control(text)
+    bad = _find_forbidden_control(text)
     if bad is not None:
         raise MalformedSkillError(
             "control_character",
