@@ -69,7 +69,7 @@ def main() -> int:
     # The host decides where audit events go: here they are in the hash-chained log,
     # so the terminal shows only warnings. A real swarm sends them to its log pipeline.
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    policy = skillguard.AllowPolicy.from_yaml((HERE / "policy.yaml").read_bytes())
+    policy = skillguard.AllowPolicy.from_file(HERE / "policy.yaml")
     with tempfile.TemporaryDirectory() as tmp:
         log_path = Path(tmp) / "audit.jsonl"
         loader = skillguard.Loader(

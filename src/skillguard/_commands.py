@@ -26,9 +26,9 @@ from ._audit import (
 )
 from ._discover import SkillRoots, default_roots, source_folder
 from ._errors import SkillUsageError, safe_repr
-from ._fs import read_operator_bytes, read_trusted_bytes, stream_lines
+from ._fs import read_operator_bytes, stream_lines
 from ._loader import EmbeddedSkills, Loader
-from ._policy import AllowPolicy, PolicyError
+from ._policy import AllowPolicy
 from ._snapshot import Snapshot, take_snapshot
 from ._text import terminal_safe
 
@@ -52,11 +52,7 @@ _MAX_KEY_BYTES = 4096
 
 
 def _policy(path: str) -> AllowPolicy:
-    try:
-        raw = read_trusted_bytes(path)
-    except OSError as exc:
-        raise PolicyError("bad_policy", "the policy file cannot be read") from exc
-    return AllowPolicy.from_yaml(raw)
+    return AllowPolicy.from_file(path)
 
 
 def _key(path: str) -> bytes:
