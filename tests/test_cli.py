@@ -478,3 +478,17 @@ def test_t13_discover_escapes_untrusted_names(
     _, out, _ = run(capsys, "discover", str(tmp_path))
     assert "\x1b" not in out
     assert "x\\x1b[2J" in out
+
+
+def test_t42_validate_and_discover_print_no_c1_control_or_del(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "csi\x9b2J\x85nel\x7f", GOOD.format(name="x"))
+    write_skill(tmp_path / "docs\U000e0069\U000e0067" / "tagged", GOOD.format(name="tagged"))
+    for command in (["validate"], ["validate", "--format", "json"], ["discover"]):
+        _, out, err = run(capsys, *command, str(tmp_path))
+        for stream in (out, err):
+            assert not any(ch in stream for ch in "\x1b\x9b\x85\x7f\U000e0069")
+    _, out, _ = run(capsys, "discover", str(tmp_path))
+    assert "docs[U+E0069][U+E0067]: containment/hidden_character" in out
+    assert "csi[U+009B]2J[U+0085]nel[U+007F]: containment/bad_name" in out

@@ -2,7 +2,8 @@
 
 Each returns an exit code and writes its output; ``_cli`` wires them to argparse and
 keeps the last-resort guard. Everything printed that came from a skill or a folder is
-escaped for its format (XML, JSON, or a terminal).
+escaped for its format (XML, JSON), and then for the terminal (``_text.terminal_safe``:
+no ESC, C1 control, DEL or hidden character reaches it raw; threat-model.md T42).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ._errors import SkillUsageError, safe_repr
 from ._fs import read_trusted_bytes, read_trusted_file
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy, PolicyError
+from ._text import terminal_line, terminal_safe
 
 if TYPE_CHECKING:
     import argparse
@@ -70,7 +72,8 @@ def report(err: TextIO, error: SkillError) -> int:
 def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     del err  # refusals are reported by the caller (``report``)
     handle = _loader(args).bind(args.agent)
-    out.write(handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml())
+    text = handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml()
+    out.write(terminal_safe(text))
     return EXIT_OK
 
 
@@ -85,7 +88,7 @@ def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_USAGE
         approver = TrustStore(args.trust_store).approver(prompt)
     loaded = _loader(args, approver).bind(args.agent).load(args.name)
-    out.write(loaded.activation())
+    out.write(terminal_safe(loaded.activation()))
     return EXIT_OK
 
 
@@ -128,7 +131,7 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if result.intact:
             out.write(f"intact: {result.records} records\n")
             return EXIT_OK
-        out.write(f"tampered: line {result.line}: {result.reason}\n")
+        out.write(f"tampered: line {result.line}: {terminal_line(result.reason)}\n")
         return EXIT_FAILED
     records: list[dict[str, Any]] = []
     for line in lines:
