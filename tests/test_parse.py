@@ -6,6 +6,7 @@ Test names that start with ``test_tN_`` stop the threat ``TN`` of threat-model.m
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -807,3 +808,16 @@ def test_t43_real_scripts_pass_in_every_field_and_profile(text: str, profile: st
     skill = parse_skill(doc(frontmatter, text), profile=profile)  # type: ignore[arg-type]
     assert skill.warnings == ()
     assert (skill.description, skill.body, skill.steps[0].text) == (line, text, line)
+
+
+REAL_SKILLS = Path(__file__).parent / "fixtures" / "real_skills"
+
+
+@pytest.mark.parametrize("language", ["fa", "kn"])
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_t43_published_translations_with_zwnj_are_valid(language: str, profile: str) -> None:
+    raw = (REAL_SKILLS / language / "jupyter-notebook" / "SKILL.md").read_bytes()
+    skill = parse_skill(raw, expected_name="jupyter-notebook", profile=profile)  # type: ignore[arg-type]
+    assert skill.warnings == ()
+    assert "\u200c" in skill.description
+    assert "\u200c" in skill.body

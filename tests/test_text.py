@@ -32,6 +32,7 @@ REAL_TEXT = [
         "\u0915\u094d\u200c\u0937 \u0914\u0930 \u0915\u094d\u200d\u0937", id="devanagari-zwnj-zwj"
     ),
     pytest.param("\u0d28\u0d4d\u200d \u0d05\u0d24\u0d4d", id="malayalam-chillu-zwj"),
+    pytest.param("aspire.dev\u200c\u0ca8\u0cbf\u0c82\u0ca6", id="kannada-suffix-after-latin"),
     pytest.param("Family: \U0001f468\u200d\U0001f469\u200d\U0001f467 done", id="emoji-family"),
     pytest.param("Pride \U0001f3f3\ufe0f\u200d\U0001f308 flag", id="emoji-rainbow-flag"),
     pytest.param("Coder \U0001f469\U0001f3fd\u200d\U0001f4bb here", id="emoji-skin-tone"),
@@ -49,6 +50,7 @@ REAL_TEXT = [
     pytest.param("\u0627\u0644\u0639\u062f\u062f \u061c-5", id="arabic-alm"),
     pytest.param("\u845b\ufe00 and \u8fbb\ufe01", id="cjk-variant"),
     pytest.param("\u1820\u180b\u1821", id="mongolian-fvs"),
+    pytest.param("v2\u200c\u0645", id="zwnj-after-a-digit"),
     pytest.param("plain ASCII, tabs\tand\nnewlines", id="ascii"),
 ]
 
@@ -63,6 +65,7 @@ def test_t43_real_scripts_keep_the_characters_they_need(text: str) -> None:
 # Each refused at the index given: out of its script's context, or never allowed.
 OUT_OF_CONTEXT = [
     pytest.param("ig\u200cnore", 2, id="zwnj-between-ascii"),
+    pytest.param("=\u200c\u0645", 1, id="zwnj-after-punctuation"),
     pytest.param("ig\u200dnore", 2, id="zwj-between-ascii"),
     pytest.param("\u0645\u06cc\u200c\u200c\u062e", 2, id="zwnj-run"),
     pytest.param("\u0645\u06cc\u200c", 2, id="zwnj-at-end"),
@@ -181,3 +184,27 @@ def test_t41_revealed_text_hides_nothing(text: str) -> None:
     safe = terminal_safe(text)
     assert find_hidden(safe) is None
     assert all(ch in "\t\n" or not (ch < " " or "\x7f" <= ch <= "\x9f") for ch in safe)
+
+
+@pytest.mark.parametrize("at", [0, 1, 255, 256, 257, 511, 512, 1000])
+@pytest.mark.parametrize("hidden", ["\u202e", "\U000e0041", "\u200b"])
+def test_t41_a_hidden_character_is_found_anywhere_in_a_long_text(at: int, hidden: str) -> None:
+    # Long text is scanned in stretches; mostly-ASCII text with one non-ASCII letter
+    # elsewhere, and the hidden character on either side of a stretch boundary.
+    text = "a" * at + hidden + "b" * 600 + "\u00e9"
+    assert find_hidden(text) == (at, hidden)
+    assert reveal(text) == "a" * at + f"[U+{ord(hidden):04X}]" + "b" * 600 + "\u00e9"
+    assert terminal_safe(text) == reveal(text)
+
+
+def test_t42_controls_in_an_ascii_stretch_of_a_non_ascii_text_are_escaped() -> None:
+    text = "\u00e9" + "a" * 600 + "\x1b[2J" + "\x9b"
+    assert reveal(text) == "\u00e9" + "a" * 600 + "[U+001B][2J[U+009B]"
+    assert terminal_safe(text) == reveal(text)
+
+
+@pytest.mark.parametrize("char", ["\ufe00", "\u3164", "\u034f", "\U000e0100", "\u17b4"])
+def test_t42_refused_characters_that_count_as_printable_are_escaped(char: str) -> None:
+    assert char.isprintable()
+    shown = f"[U+{ord(char):04X}]"
+    assert terminal_safe(char) == terminal_line(char) == reveal(char) == shown

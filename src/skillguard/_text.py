@@ -18,10 +18,10 @@ place a real script needs it:
   soft hyphen, and every unassigned default-ignorable code point (a later Unicode
   version may give it a meaning no reviewer sees).
 * Allowed in context (UAX #31's joiner contexts, widened to what prose needs):
-  ZWNJ and ZWJ between two non-ASCII letters or marks (Persian, Kurdish and the
-  Indic scripts use them to choose letter forms); ZWJ after a virama (half forms and
-  chillus, UAX #31 rule A2); ZWJ inside an emoji sequence;
-  LRM, RLM and ALM on a line that holds right-to-left letters; a variation selector
+  ZWNJ and ZWJ between two letters, marks or digits of which at least one is not
+  ASCII (Persian, Kurdish and the Indic scripts use them to choose letter forms);
+  ZWJ after a virama (half forms and chillus, UAX #31 rule A2); ZWJ inside an emoji
+  sequence; LRM, RLM and ALM on a line that holds right-to-left letters; a variation selector
   U+FE00-U+FE0F right after a non-ASCII character (emoji and text presentation, CJK
   and math variants), or U+FE0E/U+FE0F in a keycap (``#``, ``*``, a digit, then
   U+20E3); a Mongolian free variation selector after a Mongolian letter; the tag
@@ -30,8 +30,11 @@ place a real script needs it:
   so they cannot carry a hidden message of their own.
 
 The soft hyphen is refused rather than allowed: it is invisible except at a line
-break, a Markdown body is never hyphenated by hand, and inside a word it splits the
-word for a model's tokenizer (and for a keyword filter) without the reviewer seeing it.
+break, and allowing it between letters would give one hidden bit per letter gap of
+plain ASCII prose, while inside a word it splits the word for a model's tokenizer (and
+a keyword filter) without the reviewer seeing it. Real skills almost never need it
+(one hyphenation hint in a translation among about 17,000 public SKILL.md files; see
+benchmarks/README.md); ``compat`` accepts such a body and shows the character.
 
 Functions: ``find_hidden`` (the first refused character), ``reveal`` (every refused
 character and control shown as ``[U+XXXX]``, for prompts) and ``terminal_safe`` /
@@ -43,7 +46,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = [
     "REFUSED_RANGES",
@@ -101,16 +107,58 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(f"{chr(low)}-{chr(high)}" for low, high in ranges)
 
 
-_SUSPECT_RE: Final = re.compile(f"[{_char_class(SUSPECT_RANGES)}]")
 # C0 and C1 controls other than tab and newline, and DEL: a terminal acts on them and
 # a prompt shows nothing for them.
 _CONTROLS: Final = "\x00-\x08\x0b-\x1f\x7f-\x9f"
-_REVEAL_RE: Final = re.compile(f"[{_CONTROLS}{_char_class(SUSPECT_RANGES)}]")
 # For a terminal, also the line and paragraph separators (some terminals and viewers
 # break the line there) and lone surrogates (undecodable file names).
-_TERMINAL_RE: Final = re.compile(
-    f"[{_CONTROLS}\u2028\u2029\ud800-\udfff{_char_class(SUSPECT_RANGES)}]"
-)
+_TERMINAL_EXTRA: Final = "\u2028\u2029\ud800-\udfff"
+_BMP_RANGES: Final = tuple(r for r in SUSPECT_RANGES if r[1] <= 0xFFFF)
+_ASTRAL_RANGES: Final = tuple(r for r in SUSPECT_RANGES if r[0] > 0xFFFF)
+
+
+class _Patterns:
+    """One pattern for text without characters beyond U+FFFF, one for any text.
+
+    Each range in a character class costs ``re`` a comparison per character scanned,
+    and the BMP characters compile into one table lookup: most text (CJK, Cyrillic,
+    typographic quotes) never holds an astral character, and is scanned about three
+    times faster by the first pattern.
+    """
+
+    __slots__ = ("any", "bmp", "non_ascii")
+
+    def __init__(self, extra: str) -> None:
+        # Only a pattern with no ASCII character in it may skip ASCII stretches.
+        self.non_ascii = not extra
+        self.bmp = re.compile(f"[{extra}{_char_class(_BMP_RANGES)}]")
+        self.any = re.compile(f"[{extra}{_char_class(_BMP_RANGES + _ASTRAL_RANGES)}]")
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """Every match in *text*, in order."""
+        if not self.non_ascii:
+            yield from self._pattern(text).finditer(text)
+            return
+        # Real bodies are mostly ASCII with a few non-ASCII characters: a stretch that
+        # is all ASCII (CPython knows it as the slice is built) cannot match and is not
+        # scanned, and each other stretch gets the cheapest pattern that fits it.
+        for start in range(0, len(text), _CHUNK):
+            end = start + _CHUNK
+            chunk = text[start:end]
+            if not chunk.isascii():
+                yield from self._pattern(chunk).finditer(text, start, end)
+
+    def _pattern(self, text: str) -> re.Pattern[str]:
+        # UTF-16 has two units for every astral character, and encoding a text that
+        # has none is a plain copy: a C-speed test of whether the cheap pattern suffices.
+        astral = len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+        return self.any if astral else self.bmp
+
+
+_CHUNK: Final = 256  # measured on real skills: 128-512 scan fastest
+_SUSPECT: Final = _Patterns("")
+_REVEAL: Final = _Patterns(_CONTROLS)
+_TERMINAL: Final = _Patterns(_CONTROLS + _TERMINAL_EXTRA)
 _ASCII_CONTROL_RE: Final = re.compile(f"[{_CONTROLS}]")
 
 _ZWNJ: Final = "\u200c"
@@ -126,11 +174,25 @@ _TAG_FLAGS: Final = tuple(
 )
 
 
-def _is_script_letter(ch: str) -> bool:
-    """A visible non-ASCII letter or mark: where a script may need a joiner."""
+def _is_word_char(ch: str) -> bool:
+    """A visible letter, mark or digit: what a joiner may stand between."""
     # Some refused characters are letters or marks themselves (the Hangul fillers, the
     # combining grapheme joiner): a joiner next to one is not in a script's context.
-    return not ch.isascii() and ch not in SUSPECT_CHARS and unicodedata.category(ch)[0] in "LM"
+    return ch not in SUSPECT_CHARS and unicodedata.category(ch)[0] in "LMN"
+
+
+def _joins_a_script(before: str, after: str) -> bool:
+    """Whether a ZWNJ or ZWJ between *before* and *after* is where a script needs it:
+    both are letters, marks or digits, and at least one is not ASCII (translated text
+    writes ``aspire.dev\u200c<Kannada suffix>``; between two ASCII letters a joiner
+    changes nothing a reader sees, so it could only carry hidden data)."""
+    return (
+        bool(before)
+        and bool(after)
+        and not (before.isascii() and after.isascii())
+        and _is_word_char(before)
+        and _is_word_char(after)
+    )
 
 
 def _is_emoji_part(ch: str) -> bool:
@@ -155,7 +217,7 @@ def _allowed_in_context(text: str, index: int) -> bool:
     before = text[index - 1] if index else ""
     after = text[index + 1] if index + 1 < len(text) else ""
     if ch in (_ZWNJ, _ZWJ):
-        if before and after and _is_script_letter(before) and _is_script_letter(after):
+        if _joins_a_script(before, after):
             return True
         # UAX #31 rule A2: a ZWJ right after a virama asks for a half or chillu form,
         # also at the end of a word (older Malayalam text spells chillus this way).
@@ -195,7 +257,7 @@ def find_hidden(text: str) -> tuple[int, str] | None:
     """
     if text.isascii():  # O(1) in CPython, and every suspect character is non-ASCII
         return None
-    for found in _SUSPECT_RE.finditer(text):
+    for found in _SUSPECT.finditer(text):
         index = found.start()
         if not _allowed_in_context(text, index):
             return index, found.group()
@@ -206,10 +268,10 @@ def _shown(ch: str) -> str:
     return f"[U+{ord(ch):04X}]"
 
 
-def _escape(text: str, pattern: re.Pattern[str]) -> str:
+def _escape(text: str, patterns: _Patterns) -> str:
     pieces: list[str] = []
     done = 0
-    for found in pattern.finditer(text):
+    for found in patterns.finditer(text):
         index = found.start()
         ch = found.group()
         if ch in SUSPECT_CHARS and _allowed_in_context(text, index):
@@ -231,22 +293,25 @@ def reveal(text: str) -> str:
     """
     if text.isascii():
         # The usual case: only ASCII controls can need escaping, found in one C loop.
-        return text if _ASCII_CONTROL_RE.search(text) is None else _escape(text, _REVEAL_RE)
-    return _escape(text, _REVEAL_RE)
+        return text if _ASCII_CONTROL_RE.search(text) is None else _escape(text, _REVEAL)
+    return _escape(text, _REVEAL)
 
 
 def terminal_safe(text: str) -> str:
     """*text* safe to write to a terminal: ``reveal`` plus ESC, every other C0 and C1
     control (the one-byte CSI U+009B and NEL U+0085 too), DEL, the line and paragraph
     separators and lone surrogates escaped as ``[U+XXXX]``. Tab and newline stay."""
-    if text.isprintable():  # one C loop; false for tab and newline too
-        return text
-    return _escape(text, _TERMINAL_RE)
+    if text.isascii():
+        # The usual case: only ASCII controls can need escaping, found in one C loop.
+        return text if _ASCII_CONTROL_RE.search(text) is None else _escape(text, _TERMINAL)
+    # Not isprintable(): some refused characters (variation selectors, Hangul fillers)
+    # count as printable.
+    return _escape(text, _TERMINAL)
 
 
 def terminal_line(text: str) -> str:
     """``terminal_safe`` for one line of output: tab and newline escaped too, so an
     untrusted name cannot start a forged line of its own."""
-    if text.isprintable():
+    if text.isascii() and text.isprintable():  # O(1), then one C loop
         return text
     return terminal_safe(text).replace("\t", "[U+0009]").replace("\n", "[U+000A]")
