@@ -492,3 +492,16 @@ def test_t42_validate_and_discover_print_no_c1_control_or_del(
     _, out, _ = run(capsys, "discover", str(tmp_path))
     assert "docs[U+E0069][U+E0067]: containment/hidden_character" in out
     assert "csi[U+009B]2J[U+0085]nel[U+007F]: containment/bad_name" in out
+
+
+def test_t41_validate_shows_where_a_body_hides_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "demo", "---\nname: demo\ndescription: d\n---\n\nok cat\u202egpj\n")
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert "error malformed/forbidden_character: line 6, column 7:" in out
+    assert "\u202e" not in out
+    code, out, _ = run(capsys, "validate", "--profile", "compat", str(tmp_path))
+    assert code == 0
+    assert "warning hidden_character: line 6, column 7:" in out
