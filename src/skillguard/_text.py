@@ -61,7 +61,8 @@ __all__ = [
     "terminal_safe",
 ]
 
-# Inclusive ranges of code points refused wherever they appear.
+# Inclusive ranges of code points refused wherever they appear, with one exception: the
+# tag characters inside the three recommended subdivision flags.
 REFUSED_RANGES: Final = (
     (0x00AD, 0x00AD),  # soft hyphen (see the module docstring)
     (0x034F, 0x034F),  # combining grapheme joiner: invisible, changes no prose
