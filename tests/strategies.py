@@ -46,7 +46,11 @@ def skill_documents(draw: st.DrawFn) -> dict[str, Any]:
         fields["allowed-tools"] = tools if draw(st.booleans()) else " ".join(tools)
     if draw(st.booleans()):
         fields["steps"] = draw(st.lists(non_blank_text, max_size=5))
-    body = draw(st.text(st.characters(codec="utf-8", exclude_characters="\x00\r"), max_size=200))
+    # Any text but NUL, CR and the characters the strict body check looks at.
+    body_chars = st.characters(
+        codec="utf-8", exclude_characters="\x00\r" + "".join(FORBIDDEN_CHARS)
+    )
+    body = draw(st.text(body_chars, max_size=200))
     return {"fields": fields, "body": body}
 
 

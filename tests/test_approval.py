@@ -255,7 +255,13 @@ def spoofing_request(tmp_path: Path) -> ApprovalRequest:
         seen.append(request)
         return Decision(approved=False, by="t")
 
-    loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=[tmp_path / "ws"], approver=keep)
+    # compat: a body with hidden characters is taken, with a warning, and shown revealed.
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=keep,
+        profile="compat",
+    )
     with pytest.raises(ApprovalDeniedError):
         loader.bind("planner").load("notes")
     return seen[0]

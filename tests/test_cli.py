@@ -747,3 +747,30 @@ def test_t53_load_refuses_an_empty_audit_key_file(
     )
     assert (code, err) == (2, "skillguard: [usage/bad_argument] the audit key file is empty\n")
     assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_t42_validate_and_discover_print_no_c1_control_or_del(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "csi\x9b2J\x85nel\x7f", GOOD.format(name="x"))
+    write_skill(tmp_path / "docs\U000e0069\U000e0067" / "tagged", GOOD.format(name="tagged"))
+    for command in (["validate"], ["validate", "--format", "json"], ["discover"]):
+        _, out, err = run(capsys, *command, str(tmp_path))
+        for stream in (out, err):
+            assert not any(ch in stream for ch in "\x1b\x9b\x85\x7f\U000e0069")
+    _, out, _ = run(capsys, "discover", str(tmp_path))
+    assert "docs[U+E0069][U+E0067]: containment/hidden_character" in out
+    assert "csi[U+009B]2J[U+0085]nel[U+007F]: containment/bad_name" in out
+
+
+def test_t41_validate_shows_where_a_body_hides_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "demo", "---\nname: demo\ndescription: d\n---\n\nok cat\u202egpj\n")
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert "error malformed/forbidden_character: line 6, column 7:" in out
+    assert "\u202e" not in out
+    code, out, _ = run(capsys, "validate", "--profile", "compat", str(tmp_path))
+    assert code == 0
+    assert "warning hidden_character: line 6, column 7:" in out

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -241,3 +242,37 @@ def test_a_keyed_audit_log_from_the_command_line(
 def test_embedded_package_that_does_not_exist() -> None:
     with pytest.raises(SkillNotFoundError):
         EmbeddedSkills.from_package("skillguard_no_such_package")
+
+
+# Each of these makes a terminal act: clear the screen, a one-byte CSI, a new line
+# with no newline, a delete.
+CONTROLS = "\x1b[2J \x9b2J \x85 \x7f"
+
+
+def test_t42_load_cannot_send_control_sequences_to_the_terminal(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    write(Path(setup["embedded"]) / "pdf-tools", skill_text("pdf-tools", f"Body {CONTROLS}"))
+    code, out, _ = run(capsys, "load", *common(setup, "reader"), "pdf-tools")
+    assert code == 0
+    assert "Body [U+001B][2J [U+009B]2J [U+0085] [U+007F]" in out
+    assert not any(ch in out for ch in "\x1b\x9b\x85\x7f")
+
+
+def test_t42_load_in_a_real_process_writes_no_control_byte(
+    tmp_path: Path, setup: dict[str, str]
+) -> None:
+    write(Path(setup["embedded"]) / "pdf-tools", skill_text("pdf-tools", f"Body {CONTROLS}"))
+    result = subprocess.run(
+        [sys.executable, "-m", "skillguard", "load", *common(setup, "reader"), "pdf-tools"],
+        capture_output=True,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert result.returncode == 0
+    assert b"Body [U+001B][2J [U+009B]2J [U+0085] [U+007F]" in result.stdout
+    # No ESC, no DEL, and no C1 control in UTF-8 (0xC2 0x80-0x9F) or as a raw byte.
+    assert b"\x1b" not in result.stdout
+    assert b"\x7f" not in result.stdout
+    assert not any(0x80 <= byte <= 0x9F for byte in result.stdout)

@@ -461,3 +461,31 @@ def test_t16_a_trusted_link_target_swapped_for_a_link_is_refused(tmp_path: Path)
     found = discover([root], trusted_link_targets=[trusted])
     assert found.names() == ()
     assert skipped_codes(found) == [("x", "symlink")]
+
+
+# -- names that hide text (T40) ------------------------------------------------------
+
+TAGS = "\U000e0069\U000e0067\U000e006e"
+
+
+def test_t40_a_folder_name_cannot_hide_text_from_the_catalog(tmp_path: Path) -> None:
+    make_skill(tmp_path, "pdf", f"docs{TAGS}", "cat\u202egpj.exe")
+    make_skill(tmp_path, "notes")
+    found = discover([tmp_path])
+    assert found.names() == ("notes",)
+    [skipped] = found.skipped
+    assert (skipped.kind, skipped.code) == ("containment", "hidden_character")
+    assert skipped.path == "docs[U+E0069][U+E0067][U+E006E]"
+
+
+def test_t40_a_resource_name_cannot_hide_text(library: Path) -> None:
+    (library / "pdf" / "references" / "a\U000e0041.md").write_text("x")
+    with SkillRoots([library]) as sources:
+        resources = sources.resources("pdf")
+        with pytest.raises(SkillContainmentError) as info:
+            sources.read_resource("pdf", "references/a\U000e0041.md")
+    assert "references/a\U000e0041.md" not in [r.path for r in resources.files]
+    assert [(s.path, s.code) for s in resources.skipped] == [
+        ("references/a[U+E0041].md", "hidden_character")
+    ]
+    assert info.value.code == "hidden_character"

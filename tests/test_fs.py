@@ -455,3 +455,65 @@ def test_openat2_filtered_after_start_up_falls_back_to_the_walk(
     with SafeRoot(tree, resolver="openat2") as root:
         assert root.read_file("d/e/f.txt", cap=CAP) == b"f"
         assert root.resolver == "walk"
+
+
+# -- names that hide text (T40) ------------------------------------------------------
+
+HIDDEN_NAMES = [
+    pytest.param("docs\U000e0069\U000e0067\U000e006e", id="tag-characters"),
+    pytest.param("cat\u202egpj.exe", id="right-to-left-override"),
+    pytest.param("a\u200bb", id="zero-width-space"),
+    pytest.param("ig\u200cnore", id="zwnj-between-ascii"),
+]
+
+
+@pytest.mark.parametrize("name", HIDDEN_NAMES)
+def test_t40_a_name_that_hides_text_is_skipped_when_listed(
+    tmp_path: Path, resolver: str, name: str
+) -> None:
+    (tmp_path / "refs").mkdir()
+    (tmp_path / "refs" / name).mkdir()
+    (tmp_path / "refs" / f"{name}.md").write_bytes(b"x")
+    (tmp_path / "refs" / "plain.md").write_bytes(b"x")
+    with open_root(tmp_path, resolver) as root:
+        listing = root.list_dir("refs", max_entries=10)
+    assert [entry.name for entry in listing.entries] == ["plain.md"]
+    assert sorted((s.code, s.kind, s.entry) for s in listing.skipped) == [
+        ("hidden_character", "containment", "dir"),
+        ("hidden_character", "containment", "file"),
+    ]
+    for item in listing.skipped:
+        # Reported, never passed raw: the path shows the character as [U+XXXX].
+        assert item.path.startswith("refs/")
+        assert "[U+" in item.path
+        assert name not in item.path
+        assert name not in item.reason
+
+
+@pytest.mark.parametrize("name", HIDDEN_NAMES)
+def test_t40_a_name_that_hides_text_cannot_be_read(
+    tmp_path: Path, resolver: str, name: str
+) -> None:
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "f.md").write_bytes(b"x")
+    (tmp_path / f"{name}.md").write_bytes(b"x")
+    with open_root(tmp_path, resolver) as root:
+        assert outcome(root, f"{name}/f.md") == "containment/hidden_character"
+        assert outcome(root, f"{name}.md") == "containment/hidden_character"
+
+
+def test_t43_names_in_real_scripts_are_listed(tmp_path: Path, resolver: str) -> None:
+    names = sorted(
+        [
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md",
+            "\U0001f468\u200d\U0001f469.md",
+            "\u05e9\u05dc\u05d5\u05dd \u200fv2.md",
+        ]
+    )
+    for name in names:
+        (tmp_path / name).write_bytes(b"x")
+    with open_root(tmp_path, resolver) as root:
+        listing = root.list_dir("", max_entries=10)
+        assert [entry.name for entry in listing.entries] == names
+        assert listing.skipped == ()
+        assert root.read_file(names[0], cap=CAP) == b"x"

@@ -5,9 +5,11 @@ adds 3 (a keyed log checked without its key) and 4 (with another key). A reader 
 goes away (``| head``) ends any command quietly with 141, the status a shell reports
 for a Unix tool ended by SIGPIPE. No traceback reaches the terminal whatever the input:
 an unexpected exception while checking one path becomes a failed result of kind
-``internal`` (and is a bug). Everything printed that came from disk (paths, keys) is
-escaped first. The command line configures no logging: audit events go to
-``--audit-log`` (hash chained), never to stdout, which carries the command's output.
+``internal`` (and is a bug). Everything printed that came from disk (paths, keys,
+messages) goes through ``_text.terminal_line`` first (threat-model.md T13, T42): no
+control sequence, C1 control, bidi override or invisible character reaches the terminal
+raw. The command line configures no logging: audit events go to ``--audit-log`` (hash
+chained), never to stdout, which carries the command's output.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError
 from ._fs import display_path
 from ._limits import DEFAULT_LIMITS
-from ._parse import FORBIDDEN_CHARS, parse_skill
+from ._parse import parse_skill
 from ._scan import Found, Scan, scan_for_skills
+from ._text import terminal_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -186,17 +189,13 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     audit.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _printable(text: str) -> str:
-    """Escape anything that could move a cursor or reorder text on a terminal."""
-    if text.isprintable() and FORBIDDEN_CHARS.isdisjoint(text):
-        return text
-    return "".join(
-        ch if ch.isprintable() and ch not in FORBIDDEN_CHARS else ascii(ch)[1:-1] for ch in text
-    )
-
-
 def _error_entry(error: SkillError) -> dict[str, str]:
-    message = error.reason if error.line is None else f"line {error.line}: {error.reason}"
+    if error.line is None:
+        message = error.reason
+    elif error.column is None:
+        message = f"line {error.line}: {error.reason}"
+    else:
+        message = f"line {error.line}, column {error.column}: {error.reason}"
     return {"kind": error.kind, "code": error.code, "message": message}
 
 
@@ -276,16 +275,16 @@ def _discover(args: argparse.Namespace, out: TextIO) -> int:
         out.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
         return EXIT_OK
     for meta in found.skills:
-        place = _printable(f"{meta.root}/{meta.location}".rstrip("/"))
-        out.write(f"skill    {meta.name}  {place}\n")
-        out.writelines(f"    warning {w.code}: {_printable(w.message)}\n" for w in meta.warnings)
+        place = terminal_line(f"{meta.root}/{meta.location}".rstrip("/"))
+        out.write(f"skill    {terminal_line(meta.name)}  {place}\n")
+        out.writelines(f"    warning {w.code}: {terminal_line(w.message)}\n" for w in meta.warnings)
     for item in found.shadowed:
-        place = _printable(f"{item.root}/{item.location}".rstrip("/"))
-        winner = _printable(f"{item.by_root}/{item.by_location}".rstrip("/"))
-        out.write(f"shadowed {item.name}  {place}  (by {winner})\n")
+        place = terminal_line(f"{item.root}/{item.location}".rstrip("/"))
+        winner = terminal_line(f"{item.by_root}/{item.by_location}".rstrip("/"))
+        out.write(f"shadowed {terminal_line(item.name)}  {place}  (by {winner})\n")
     for entry in found.skipped:
-        place = _printable(f"{entry.root}/{entry.path}".rstrip("/"))
-        out.write(f"skipped  {place}: {entry.kind}/{entry.code}: {_printable(entry.reason)}\n")
+        place = terminal_line(f"{entry.root}/{entry.path}".rstrip("/"))
+        out.write(f"skipped  {place}: {entry.kind}/{entry.code}: {terminal_line(entry.reason)}\n")
     out.write(
         f"{summary['skills']} skills, {summary['shadowed']} shadowed, "
         f"{summary['skipped']} skipped\n"
@@ -294,7 +293,8 @@ def _discover(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _skipped_line(entry: dict[str, str]) -> str:
-    return f"skipped {_printable(entry['path'])}: {entry['code']}: {_printable(entry['message'])}"
+    path, message = terminal_line(entry["path"]), terminal_line(entry["message"])
+    return f"skipped {path}: {entry['code']}: {message}"
 
 
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -332,14 +332,14 @@ def _write_text(
 ) -> None:
     for result in results:
         status = "ok    " if result["ok"] else "FAILED"
-        skill = f" ({_printable(result['skill'])})" if result["skill"] else ""
-        out.write(f"{status} {_printable(result['path'])}{skill}\n")
+        skill = f" ({terminal_line(result['skill'])})" if result["skill"] else ""
+        out.write(f"{status} {terminal_line(result['path'])}{skill}\n")
         out.writelines(
-            f"    error {error['kind']}/{error['code']}: {_printable(error['message'])}\n"
+            f"    error {error['kind']}/{error['code']}: {terminal_line(error['message'])}\n"
             for error in result["errors"]
         )
         out.writelines(
-            f"    warning {warning['code']}: {_printable(warning['message'])}\n"
+            f"    warning {warning['code']}: {terminal_line(warning['message'])}\n"
             for warning in result["warnings"]
         )
     out.writelines(f"{_skipped_line(entry)}\n" for entry in skipped)
@@ -399,7 +399,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 return _discover(args, sys.stdout)
             return _SWARM_COMMANDS[args.command](args, sys.stdout, sys.stderr)
         except SkillUsageError as exc:  # the operator's own mistake (a bad policy file)
-            sys.stderr.write(f"skillguard: {_printable(str(exc))}\n")
+            sys.stderr.write(f"skillguard: {terminal_line(str(exc))}\n")
             return EXIT_USAGE
         except SkillError as exc:  # a refusal: one line, exit 1
             return report(sys.stderr, exc)

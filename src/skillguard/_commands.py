@@ -2,7 +2,8 @@
 
 Each returns an exit code and writes its output; ``_cli`` wires them to argparse and
 keeps the last-resort guard. Everything printed that came from a skill or a folder is
-escaped for its format (XML, JSON, or a terminal).
+escaped for its format (XML, JSON), and then for the terminal (``_text.terminal_safe``:
+no ESC, C1 control, DEL or hidden character reaches it raw; threat-model.md T42).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ._fs import read_operator_bytes, stream_lines
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy
 from ._snapshot import Snapshot, take_snapshot
-from ._text import terminal_safe
+from ._text import terminal_line, terminal_safe
 
 if TYPE_CHECKING:
     import argparse
@@ -92,7 +93,8 @@ def report(err: TextIO, error: SkillError) -> int:
 def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     del err  # refusals are reported by the caller (``report``)
     handle = _loader(args).bind(args.agent)
-    out.write(handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml())
+    text = handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml()
+    out.write(terminal_safe(text))
     return EXIT_OK
 
 
@@ -108,7 +110,7 @@ def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         approver = TrustStore(args.trust_store).approver(prompt)
     with _loader(args, approver) as loader:
         loaded = loader.bind(args.agent).load(args.name)
-        out.write(loaded.activation())
+        out.write(terminal_safe(loaded.activation()))
     return EXIT_OK
 
 
@@ -175,7 +177,7 @@ def _verdict(result: Verification) -> tuple[int, str]:
         return EXIT_NEEDS_KEY, "keyed: needs its key (--key-file)"
     if result.status == WRONG_KEY:
         return EXIT_WRONG_KEY, "wrong key: the log was keyed with another key"
-    return EXIT_FAILED, f"tampered: line {result.line}: {result.reason}"
+    return EXIT_FAILED, f"tampered: line {result.line}: {terminal_line(result.reason)}"
 
 
 def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -14,7 +14,7 @@ or folder is hostile or broken" from "my own code called skillguard wrongly"::
 Every error carries structured, non-secret fields: ``kind`` (the branch), ``code``
 (stable, documented in README.md), ``name`` (the skill identifier when known),
 ``agent`` (the requesting agent when known), ``reason`` (a human-readable sentence),
-and, where it helps, ``line`` and ``key``. Messages never echo file content: they may
+and, where it helps, ``line``, ``column`` and ``key``. Messages never echo file content: they may
 name the offending key (escaped and truncated) and the line, nothing more.
 
 Foreign exceptions are wrapped at the boundary with ``raise ... from exc``; any other
@@ -57,8 +57,8 @@ class SkillError(Exception):
     """Root of every error skillguard reports.
 
     Attributes are plain, non-secret data so that callers and audit logs can record
-    them as they are: ``kind``, ``code``, ``name``, ``agent``, ``reason``, ``line``
-    and ``key``.
+    them as they are: ``kind``, ``code``, ``name``, ``agent``, ``reason``, ``line``,
+    ``column`` (1-based, in characters) and ``key``.
     """
 
     kind: ClassVar[str] = "error"
@@ -72,12 +72,14 @@ class SkillError(Exception):
         agent: str | None = None,
         line: int | None = None,
         key: str | None = None,
+        column: int | None = None,
     ) -> None:
         self.code = code
         self.reason = reason
         self.name = name
         self.agent = agent
         self.line = line
+        self.column = column
         self.key = key
         super().__init__(self._render())
 
@@ -86,7 +88,8 @@ class SkillError(Exception):
         if self.name is not None:
             parts.append(f"skill {safe_repr(self.name)}:")
         if self.line is not None:
-            parts.append(f"line {self.line}:")
+            column = "" if self.column is None else f", column {self.column}"
+            parts.append(f"line {self.line}{column}:")
         parts.append(self.reason)
         return " ".join(parts)
 
@@ -99,6 +102,8 @@ class SkillError(Exception):
             out["agent"] = self.agent
         if self.line is not None:
             out["line"] = self.line
+        if self.column is not None:
+            out["column"] = self.column
         if self.key is not None:
             out["key"] = self.key
         return out

@@ -45,6 +45,7 @@ from ._errors import (
     SkillUsageError,
     safe_repr,
 )
+from ._text import find_hidden, reveal
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -106,7 +107,8 @@ def split_name(relpath: str) -> tuple[str, ...]:
     """Validate an untrusted relative path and split it into components.
 
     ``""`` is the root itself. Raises ``SkillContainmentError`` (``path_escape`` for
-    absolute paths and ``.``/``..`` components, ``bad_name`` for the rest) before any
+    absolute paths and ``.``/``..`` components, ``hidden_character`` for a character
+    that hides or reorders text, ``bad_name`` for the rest) before any
     system call is made, and ``SkillUsageError`` when *relpath* is not a ``str``.
     """
     if not isinstance(relpath, str):
@@ -133,6 +135,13 @@ def split_name(relpath: str) -> tuple[str, ...]:
             raise _bad_name("a path component that is not UTF-8", relpath) from None
         if len(encoded) > _MAX_PATH_BYTES:  # both resolvers refuse it alike
             raise _bad_name("the path is too long", relpath)
+        hidden = find_hidden(relpath)
+        if hidden is not None:
+            raise SkillContainmentError(
+                "hidden_character",
+                f"the invisible or bidirectional character U+{ord(hidden[1]):04X} "
+                f"in the path {safe_repr(relpath)}",
+            )
     parts = tuple(relpath.split("/"))
     for part in parts:
         if part in (".", ".."):
@@ -716,7 +725,10 @@ class SafeRoot:
                 else:
                     entries.append(Entry(name, "file", info.st_size))
         except SkillContainmentError as exc:
-            skipped.append(Skipped(path, "bad_name", exc.reason, entry=kind))
+            if exc.code == "hidden_character":
+                # The name itself would hide text from whoever reads the report.
+                path = join_relative(base, reveal(name))
+            skipped.append(Skipped(path, exc.code, exc.reason, entry=kind))
         except OSError as exc:  # removed or swapped while being listed
             reason = _os_error(exc, "the entry").reason
             skipped.append(Skipped(path, "unreadable", reason, "not_found"))

@@ -13,7 +13,10 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
 4. YAML as data only, through ``_yaml.load_document``, the entry point every YAML
    document shares (it applies the frontmatter's character rules of step 2).
 5. Agent Skills fields, with the ``strict`` or ``compat`` profile; every spec string
-   field, tool and step refuses the invisible characters of ``FORBIDDEN_RANGES``.
+   field, tool and step refuses what ``_text.find_hidden`` refuses, in both profiles.
+6. The body: a character that hides or reorders text is refused under ``strict``
+   (with its line and column) and reported by a ``hidden_character`` warning under
+   ``compat``, where the renderers show it escaped.
 
 ``parse_skill`` returns a ``Skill`` or raises ``MalformedSkillError``; any other
 exception is a bug (the fuzz targets check exactly this).
@@ -28,6 +31,7 @@ from typing import Final
 from ._errors import MalformedSkillError, SkillUsageError, safe_repr
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import EMPTY_MAP, FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
+from ._text import SUSPECT_CHARS, SUSPECT_RANGES, find_hidden
 from ._yaml import Backend, KeyLines, decode_utf8, load_document
 
 __all__ = [
@@ -45,27 +49,10 @@ COMPATIBILITY_MAX: Final = 500
 
 _NAME_RE: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FENCE_RE: Final = re.compile(r"---[ \t]*")  # a whole line, with fullmatch()
-# Invisible and bidirectional characters: they carry text past a human reviewer that a
-# model still reads (threat-model.md T8). Inclusive ranges of code points.
-FORBIDDEN_RANGES: Final = (
-    (0x00AD, 0x00AD),  # soft hyphen
-    (0x061C, 0x061C),  # Arabic letter mark (bidi)
-    (0x180E, 0x180E),  # Mongolian vowel separator
-    (0x200B, 0x200F),  # zero-width space, joiners, LRM, RLM
-    (0x202A, 0x202E),  # bidi embeddings and overrides
-    (0x2060, 0x2064),  # word joiner, invisible operators
-    (0x2066, 0x2069),  # bidi isolates
-    (0x206A, 0x206F),  # deprecated invisible format characters
-    (0xFEFF, 0xFEFF),  # zero-width no-break space (BOM)
-    (0xE0000, 0xE007F),  # tag characters ("ASCII smuggling")
-    (0xE0100, 0xE01EF),  # variation selectors supplement (data smuggling)
-)
-FORBIDDEN_CHARS: Final = frozenset(
-    chr(c) for low, high in FORBIDDEN_RANGES for c in range(low, high + 1)
-)
-_FORBIDDEN_RE: Final = re.compile(
-    "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in FORBIDDEN_RANGES) + "]"
-)
+# The character rules live in _text; these two names stay for the modules and tests
+# that import them: every character the rules look at (refused unless in context).
+FORBIDDEN_RANGES: Final = SUSPECT_RANGES
+FORBIDDEN_CHARS: Final = SUSPECT_CHARS
 _PROFILES: Final = ("strict", "compat")
 _KNOWN_FIELDS: Final = frozenset(
     {
@@ -142,7 +129,9 @@ def parse_skill_with(
     fields, lines = load_document(
         frontmatter, limits, what="the frontmatter", first_line=fm_first_line, backend=backend
     )
-    return _build(fields, lines, body, raw, expected_name, profile)
+    # The body starts on the line after the closing fence.
+    body_line = fm_first_line + frontmatter.count("\n") + 1
+    return _build(fields, lines, (body, body_line), raw, expected_name, profile)
 
 
 def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
@@ -226,14 +215,33 @@ class _Fields:
     def no_forbidden(self, value: str, key: str) -> None:
         if value.isascii():  # O(1) in CPython, and every forbidden character is non-ASCII
             return
-        found = _FORBIDDEN_RE.search(value)
+        found = find_hidden(value)
         if found is not None:
             raise self.error(
                 "forbidden_character",
-                f"{key!r} holds the invisible or bidirectional character "
-                f"U+{ord(found.group()):04X}",
+                f"{key!r} holds the invisible or bidirectional character U+{ord(found[1]):04X}",
                 key,
             )
+
+    def body(self, body: str, first_line: int) -> None:
+        """Refuse (strict) or report (compat) a character in the body that hides or
+        reorders text; under compat the renderers show it escaped (``_text.reveal``)."""
+        found = find_hidden(body)
+        if found is None:
+            return
+        index, char = found
+        line_start = body.rfind("\n", 0, index) + 1
+        line = first_line + body.count("\n", 0, index)
+        column = index - line_start + 1
+        what = f"the invisible or bidirectional character U+{ord(char):04X} in the body"
+        if not self.compat:
+            raise MalformedSkillError("forbidden_character", what, line=line, column=column)
+        self.warnings.append(
+            SkillWarning(
+                "hidden_character",
+                f"line {line}, column {column}: {what}; it is shown escaped to the model",
+            )
+        )
 
     def text(self, key: str, maximum: int, *, relax_length: bool) -> str | None:
         value = self.string(key)
@@ -351,7 +359,7 @@ class _Fields:
 def _build(
     fields: dict[str, YamlValue],
     lines: KeyLines,
-    body: str,
+    body_at: tuple[str, int],
     raw: bytes,
     expected_name: str | None,
     profile: Profile,
@@ -365,6 +373,9 @@ def _build(
     name = check.name(expected_name)
     description = check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
     assert description is not None  # presence is checked above
+    body, body_line = body_at
+    if not body.isascii():  # O(1): every character the body check refuses is non-ASCII
+        check.body(body, body_line)
     # Optional fields are checked only when present: most skills have two to four.
     return Skill(
         name=name,

@@ -4,7 +4,10 @@ Rules (threat-model.md T13, T29): every field is escaped for the format it is
 rendered into. XML text gets ``&``, ``<``, ``>`` and quotes escaped, and characters
 XML 1.0 cannot hold (C0 controls other than tab and newline, lone surrogates, U+FFFE,
 U+FFFF) replaced by U+FFFD, so a description or body can never close the element it
-sits in or open one of its own. The catalog is omitted entirely when empty.
+sits in or open one of its own. Before that, every field is passed through
+``_text.reveal`` (threat-model.md T8, T41): a character that hides or reorders text,
+and any control other than tab and newline, reaches the model as ``[U+XXXX]``, the
+same thing a human reviewer sees. The catalog is omitted entirely when empty.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import json
 import re
 from typing import TYPE_CHECKING
+
+from ._text import reveal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -23,8 +28,8 @@ _XML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quo
 
 
 def xml_text(value: str) -> str:
-    """*value* safe as XML 1.0 text or attribute content."""
-    return _NOT_XML.sub("\ufffd", value).translate(_XML_ESCAPES)
+    """*value* safe as XML 1.0 text or attribute content, hidden characters revealed."""
+    return _NOT_XML.sub("\ufffd", reveal(value)).translate(_XML_ESCAPES)
 
 
 # (name, description, location, source) for each skill an agent may load.
@@ -54,7 +59,12 @@ def catalog_json(entries: Sequence[CatalogEntry]) -> str:
     """The same catalog as a JSON list (ASCII only)."""
     return json.dumps(
         [
-            {"name": name, "description": description, "location": location, "source": source}
+            {
+                "name": reveal(name),
+                "description": reveal(description),
+                "location": reveal(location),
+                "source": reveal(source),
+            }
             for name, description, location, source in entries
         ],
         indent=2,

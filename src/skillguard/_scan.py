@@ -31,7 +31,15 @@ __all__ = ["FOLDER_PROBLEMS", "MAX_VALIDATE_FOLDERS", "Found", "Scan", "scan_for
 # Entries inside a skill folder that make the skill fail: the loader would refuse
 # to serve them. Limits (too_deep, too_many_entries) are warnings instead.
 FOLDER_PROBLEMS = frozenset(
-    {"symlink", "special_file", "hardlink", "cross_device", "bad_name", "unreadable"}
+    {
+        "symlink",
+        "special_file",
+        "hardlink",
+        "cross_device",
+        "bad_name",
+        "hidden_character",
+        "unreadable",
+    }
 )
 # validate walks whole repositories: far more folders than one discovery root.
 MAX_VALIDATE_FOLDERS = 100_000

@@ -1,0 +1,210 @@
+"""The character rules: what is refused, what real scripts keep, and the escapers."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skillguard._text import (
+    REFUSED_RANGES,
+    SUSPECT_CHARS,
+    SUSPECT_RANGES,
+    find_hidden,
+    reveal,
+    terminal_line,
+    terminal_safe,
+)
+
+# Real-looking text that uses a joiner, a mark or a selector where its script needs it.
+REAL_TEXT = [
+    pytest.param(
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u0628\u0646\u0648\u06cc\u0633\u0645",
+        id="persian-zwnj",
+    ),
+    pytest.param(
+        "\u06a9\u062a\u0627\u0628\u200c\u0647\u0627 \u0631\u0627 \u0628\u062e\u0648\u0627\u0646",
+        id="persian-plural-zwnj",
+    ),
+    pytest.param(
+        "\u0915\u094d\u200c\u0937 \u0914\u0930 \u0915\u094d\u200d\u0937", id="devanagari-zwnj-zwj"
+    ),
+    pytest.param("\u0d28\u0d4d\u200d \u0d05\u0d24\u0d4d", id="malayalam-chillu-zwj"),
+    pytest.param("aspire.dev\u200c\u0ca8\u0cbf\u0c82\u0ca6", id="kannada-suffix-after-latin"),
+    pytest.param("Family: \U0001f468\u200d\U0001f469\u200d\U0001f467 done", id="emoji-family"),
+    pytest.param("Pride \U0001f3f3\ufe0f\u200d\U0001f308 flag", id="emoji-rainbow-flag"),
+    pytest.param("Coder \U0001f469\U0001f3fd\u200d\U0001f4bb here", id="emoji-skin-tone"),
+    pytest.param("Heart \u2764\ufe0f\u200d\U0001f525 on fire", id="emoji-heart-on-fire"),
+    pytest.param("Press #\ufe0f\u20e3 then 1\ufe0f\u20e3", id="keycaps"),
+    pytest.param("Warning \u26a0\ufe0f and \u2764\ufe0e text style", id="presentation-selectors"),
+    pytest.param(
+        "Go \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f!",
+        id="scotland-flag",
+    ),
+    pytest.param("\u05e9\u05dc\u05d5\u05dd \u200fworld\u200f (v2)", id="hebrew-rlm"),
+    pytest.param(
+        "\u0645\u0631\u062d\u0628\u0627 \u200eAPI\u200e \u0627\u0644\u0622\u0646", id="arabic-lrm"
+    ),
+    pytest.param("\u0627\u0644\u0639\u062f\u062f \u061c-5", id="arabic-alm"),
+    pytest.param("\u845b\ufe00 and \u8fbb\ufe01", id="cjk-variant"),
+    pytest.param("\u1820\u180b\u1821", id="mongolian-fvs"),
+    pytest.param("v2\u200c\u0645", id="zwnj-after-a-digit"),
+    pytest.param("plain ASCII, tabs\tand\nnewlines", id="ascii"),
+]
+
+
+@pytest.mark.parametrize("text", REAL_TEXT)
+def test_t43_real_scripts_keep_the_characters_they_need(text: str) -> None:
+    assert find_hidden(text) is None
+    assert reveal(text) is text
+    assert terminal_safe(text) == text
+
+
+# Each refused at the index given: out of its script's context, or never allowed.
+OUT_OF_CONTEXT = [
+    pytest.param("ig\u200cnore", 2, id="zwnj-between-ascii"),
+    pytest.param("=\u200c\u0645", 1, id="zwnj-after-punctuation"),
+    pytest.param("ig\u200dnore", 2, id="zwj-between-ascii"),
+    pytest.param("\u0645\u06cc\u200c\u200c\u062e", 2, id="zwnj-run"),
+    pytest.param("\u0645\u06cc\u200c", 2, id="zwnj-at-end"),
+    pytest.param("a\u200d ", 1, id="zwj-after-latin-at-word-end"),
+    pytest.param("\u200c\u0645", 0, id="zwnj-at-start"),
+    pytest.param("\U0001f468\u200d\u200d\U0001f469", 1, id="zwj-run"),
+    pytest.param("a\ufe0f\u200d\u2764", 1, id="selector-after-ascii"),
+    pytest.param("\u2764\ufe0f\ufe01\ufe02", 2, id="selector-run"),
+    pytest.param("#\ufe0f!", 1, id="keycap-without-keycap"),
+    pytest.param("\ufe0f", 0, id="selector-alone"),
+    pytest.param("\n\ufe0f", 1, id="selector-after-newline"),
+    pytest.param("hello \u200fworld", 6, id="rlm-in-english"),
+    pytest.param("\u0645\u0631\u062d\u0628\u0627\nhello \u200eworld", 12, id="lrm-rtl-elsewhere"),
+    pytest.param("x\u061c", 1, id="alm-alone"),
+    pytest.param("a\u180bb", 1, id="mongolian-selector-after-latin"),
+    pytest.param("\U000e0041\U000e0042", 0, id="tags"),
+    pytest.param("\U0001f3f4\U000e0078\U000e0078\U000e007f", 1, id="not-a-recommended-flag"),
+    pytest.param("\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067", 1, id="no-cancel"),
+    pytest.param("\u8fbb\U000e0100", 1, id="supplementary-selector"),
+    pytest.param("\u0645\u034f\u200c\u0645", 1, id="cgj-beside-a-joiner"),
+    pytest.param("\u3164\u200c\u0645", 0, id="hangul-filler-beside-a-joiner"),
+]
+
+
+@pytest.mark.parametrize(("text", "index"), OUT_OF_CONTEXT)
+def test_t43_joiners_marks_and_selectors_out_of_context_are_refused(text: str, index: int) -> None:
+    assert find_hidden(text) == (index, text[index])
+    assert f"[U+{ord(text[index]):04X}]" in reveal(text)
+
+
+REFUSED_EDGES = sorted({chr(code) for low, high in REFUSED_RANGES for code in (low, high)})
+
+
+@pytest.mark.parametrize("char", REFUSED_EDGES)
+@pytest.mark.parametrize(
+    "context",
+    ["safe{}text", "\u0645\u06cc{}\u062e", "\U0001f468{}\U0001f469", "\u05e9{}\u05dc"],
+)
+def test_t8_refused_characters_are_refused_in_every_context(char: str, context: str) -> None:
+    text = context.format(char)
+    found = find_hidden(text)
+    assert found is not None
+    assert found[1] == char
+
+
+def test_t8_the_sets_agree() -> None:
+    assert len(SUSPECT_CHARS) == sum(high - low + 1 for low, high in SUSPECT_RANGES)
+    for low, high in REFUSED_RANGES:
+        assert chr(low) in SUSPECT_CHARS
+        assert chr(high) in SUSPECT_CHARS
+    # Every default-ignorable character of the Basic Multilingual Plane that Python's
+    # Unicode data marks as a format character (Cf) is looked at, except the visible
+    # prepended concatenation marks and the Egyptian, Arabic and Syriac format marks.
+    visible_cf = {0x0600, 0x0601, 0x0602, 0x0603, 0x0604, 0x0605, 0x06DD, 0x070F}
+    visible_cf |= {0x0890, 0x0891, 0x08E2}
+    for code in range(0x10000):
+        if unicodedata.category(chr(code)) == "Cf" and code not in visible_cf:
+            assert chr(code) in SUSPECT_CHARS, f"U+{code:04X}"
+
+
+def test_t41_reveal_shows_refused_characters_and_controls() -> None:
+    assert reveal("a\u202eb\x1b[2Jc\x7f\x85\x9b\U000e0041") == (
+        "a[U+202E]b[U+001B][2Jc[U+007F][U+0085][U+009B][U+E0041]"
+    )
+    assert reveal("tab\tand\nnewline stay") == "tab\tand\nnewline stay"
+    assert reveal("bell\x07") == "bell[U+0007]"
+    # The characters a script needs stay as they are beside a revealed one.
+    assert reveal("\u0645\u06cc\u200c\u062e\u200b") == "\u0645\u06cc\u200c\u062e[U+200B]"
+
+
+def test_reveal_returns_the_same_object_when_there_is_nothing_to_do() -> None:
+    plain = "A plain body.\n\n- with a list\n"
+    assert reveal(plain) is plain
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    assert reveal(persian) is persian
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("\x1b[31mred", "[U+001B][31mred"),
+        ("one-byte CSI \x9b2J", "one-byte CSI [U+009B]2J"),
+        ("next line\x85", "next line[U+0085]"),
+        ("delete\x7f", "delete[U+007F]"),
+        ("line\u2028separator", "line[U+2028]separator"),
+        ("lone \udcff surrogate", "lone [U+DCFF] surrogate"),
+        ("\u202egpj.exe", "[U+202E]gpj.exe"),
+        ("keeps\ttab\nand newline", "keeps\ttab\nand newline"),
+        ("caf\u00e9 \u2764\ufe0f", "caf\u00e9 \u2764\ufe0f"),
+    ],
+)
+def test_t42_terminal_safe_escapes_what_a_terminal_acts_on(text: str, shown: str) -> None:
+    assert terminal_safe(text) == shown
+
+
+def test_t13_terminal_line_keeps_a_name_on_its_line() -> None:
+    assert terminal_line("a\nb\tc\x1b") == "a[U+000A]b[U+0009]c[U+001B]"
+    assert terminal_line("plain") == "plain"
+
+
+_ANY_TEXT = st.text(
+    st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from([*sorted(SUSPECT_CHARS)[:64], "\u200c", "\u200d", "\ufe0f", "\u200f"]),
+        st.sampled_from(["\u0645", "\u06cc", "\U0001f468", "#", "\u20e3", "\x9b", "\n"]),
+    ),
+    max_size=40,
+)
+
+
+@given(_ANY_TEXT)
+def test_t41_revealed_text_hides_nothing(text: str) -> None:
+    shown = reveal(text)
+    assert find_hidden(shown) is None
+    assert reveal(shown) == shown
+    safe = terminal_safe(text)
+    assert find_hidden(safe) is None
+    assert all(ch in "\t\n" or not (ch < " " or "\x7f" <= ch <= "\x9f") for ch in safe)
+
+
+@pytest.mark.parametrize("at", [0, 1, 255, 256, 257, 511, 512, 1000])
+@pytest.mark.parametrize("hidden", ["\u202e", "\U000e0041", "\u200b"])
+def test_t41_a_hidden_character_is_found_anywhere_in_a_long_text(at: int, hidden: str) -> None:
+    # Long text is scanned in stretches; mostly-ASCII text with one non-ASCII letter
+    # elsewhere, and the hidden character on either side of a stretch boundary.
+    text = "a" * at + hidden + "b" * 600 + "\u00e9"
+    assert find_hidden(text) == (at, hidden)
+    assert reveal(text) == "a" * at + f"[U+{ord(hidden):04X}]" + "b" * 600 + "\u00e9"
+    assert terminal_safe(text) == reveal(text)
+
+
+def test_t42_controls_in_an_ascii_stretch_of_a_non_ascii_text_are_escaped() -> None:
+    text = "\u00e9" + "a" * 600 + "\x1b[2J" + "\x9b"
+    assert reveal(text) == "\u00e9" + "a" * 600 + "[U+001B][2J[U+009B]"
+    assert terminal_safe(text) == reveal(text)
+
+
+@pytest.mark.parametrize("char", ["\ufe00", "\u3164", "\u034f", "\U000e0100", "\u17b4"])
+def test_t42_refused_characters_that_count_as_printable_are_escaped(char: str) -> None:
+    assert char.isprintable()
+    shown = f"[U+{ord(char):04X}]"
+    assert terminal_safe(char) == terminal_line(char) == reveal(char) == shown
