@@ -20,7 +20,9 @@ names = st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,5}", fullmatch=True).fil
     lambda n: len(n) <= 64
 )
 non_blank_text = st.text(_SAFE_TEXT_CHARS, min_size=1, max_size=80).filter(str.strip)
-tool_names = st.from_regex(r"[A-Za-z][A-Za-z0-9_():*.-]{0,20}", fullmatch=True)
+tool_names = st.from_regex(
+    r"[A-Za-z][A-Za-z0-9_.-]{0,12}(\([A-Za-z0-9 _,:*.-]{0,12}\))?", fullmatch=True
+)
 
 # Tool rules over a small alphabet, so that rules often share a tool and a prefix and
 # the covering relation is exercised rather than always false.
@@ -64,6 +66,12 @@ def skill_documents(draw: st.DrawFn) -> dict[str, Any]:
         fields["allowed-tools"] = tools if draw(st.booleans()) else " ".join(tools)
     if draw(st.booleans()):
         fields["steps"] = draw(st.lists(non_blank_text, max_size=5))
+    for flag in ("disable-model-invocation", "user-invocable"):
+        if draw(st.booleans()):
+            fields[flag] = draw(st.sampled_from(["true", "false", "True", "FALSE"]))
+    for key in ("argument-hint", "model", "context", "agent"):
+        if draw(st.booleans()):
+            fields[key] = draw(non_blank_text)
     body = draw(st.text(st.characters(codec="utf-8", exclude_characters="\x00\r"), max_size=200))
     return {"fields": fields, "body": body}
 

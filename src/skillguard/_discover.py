@@ -148,6 +148,9 @@ class SkillMeta:
     sha256: str
     size: int
     warnings: tuple[SkillWarning, ...] = ()
+    # Claude Code's ``disable-model-invocation``: a catalog shown to a model can leave
+    # such a skill out without reading its body.
+    disable_model_invocation: bool = False
 
 
 @attrs.frozen
@@ -582,6 +585,7 @@ class _DiscoveryState:
             skill.sha256,
             skill.size,
             skill.warnings,
+            disable_model_invocation=skill.disable_model_invocation,
         )
         self.by_name[skill.name] = meta
         self.skills.append(meta)
