@@ -254,3 +254,11 @@ def test_t28_narrowing_keeps_only_rules_the_skill_allows(
 @given(st.frozensets(tool_rules, max_size=5))
 def test_t28_a_skill_that_allows_the_grant_keeps_it(granted: frozenset[str]) -> None:
     assert narrow(granted, sorted(granted)) == granted
+
+
+@given(st.frozensets(tool_rules, max_size=5), st.lists(tool_rules, max_size=5))
+def test_t28_narrowing_twice_by_one_skill_changes_nothing(
+    granted: frozenset[str], allowed: list[str]
+) -> None:
+    once = narrow(granted, allowed)
+    assert narrow(once, allowed) == once
