@@ -20,6 +20,11 @@ all of them with duplicate files (same SHA-256) counted once, it prints:
 * ``bad flags``: ``disable-model-invocation`` / ``user-invocable`` values that are not
   a YAML 1.2 core boolean, now refused as ``wrong_type``.
 
+Then, over every rule of every unique file, how :func:`skillguard._tools.covers` reads
+its shape: a whole tool, an exact specifier, a Bash prefix with or without a word
+boundary, a sealed specifier (a shell operator, or a wildcard shape it does not
+interpret) or no rule shape at all; the last two cover only themselves.
+
 ``--show N`` prints up to N examples of each change, escaped, for a human to look at.
 """
 
@@ -35,7 +40,7 @@ from pathlib import Path
 from skillguard import MalformedSkillError
 from skillguard._limits import DEFAULT_LIMITS
 from skillguard._parse import _BOOLEANS, _decode, _split_fences
-from skillguard._tools import check_rule, split_tools
+from skillguard._tools import _parse, check_rule, split_tools
 from skillguard._yaml import compose_mapping
 
 CLAUDE_CODE_KEYS = (
@@ -98,6 +103,7 @@ def measure(
 
 def _count(raw: bytes, examples: dict[str, list[str]], show: int) -> Counter[str]:
     counts: Counter[str] = Counter()
+    rules: list[str] = []
     fields = frontmatter_fields(raw)
     if fields is None:
         return counts
@@ -111,6 +117,7 @@ def _count(raw: bytes, examples: dict[str, list[str]], show: int) -> Counter[str
             counts["unbalanced"] = 1
             _example(examples, "unbalanced", tools, show)
         else:
+            rules.extend(new)
             if new != tuple(tools.split()):
                 counts["split differs"] = 1
                 _example(examples, "split differs", tools, show)
@@ -120,6 +127,7 @@ def _count(raw: bytes, examples: dict[str, list[str]], show: int) -> Counter[str
     elif isinstance(tools, tuple):
         counts["list form"] = 1
         items = [item.strip() for item in tools if isinstance(item, str)]
+        rules.extend(items)
         try:
             for item in items:
                 check_rule(item)
@@ -136,6 +144,9 @@ def _count(raw: bytes, examples: dict[str, list[str]], show: int) -> Counter[str
             _example(examples, "bad flags", f"{key}: {value!r}", show)
     for key in keys:
         counts["key " + key] += 1
+    for rule in rules:
+        parsed = _parse(rule)
+        counts["shape " + ("none" if parsed is None else parsed.kind)] += 1
     return counts
 
 
@@ -168,6 +179,15 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for key in CLAUDE_CODE_KEYS:
         print(f"{key}: {total['key ' + key]:,} (unique files)")
+    print()
+    shapes = ("all", "exact", "word", "raw", "sealed", "none")
+    print("| rules | " + " | ".join(shapes) + " |")
+    print("|---" * (len(shapes) + 1) + "|")
+    print(
+        f"| {sum(total['shape ' + s] for s in shapes):,} | "
+        + " | ".join(f"{total['shape ' + s]:,}" for s in shapes)
+        + " |"
+    )
     for kind, found in examples.items():
         print(f"\n{kind}:")
         for value in found:
