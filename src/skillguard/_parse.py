@@ -378,7 +378,7 @@ class _Fields:
                 return tuple(tools)
         raise self.error(
             "wrong_type",
-            "'allowed-tools' must be a space-separated string or a list of strings",
+            "'allowed-tools' must be a string of tool rules or a list of strings",
             "allowed-tools",
         )
 
