@@ -39,9 +39,9 @@ from pathlib import Path
 
 from skillguard import MalformedSkillError
 from skillguard._limits import DEFAULT_LIMITS
-from skillguard._parse import _BOOLEANS, _decode, _split_fences
+from skillguard._parse import _BOOLEANS, _split_fences
 from skillguard._tools import _parse, check_rule, split_tools
-from skillguard._yaml import compose_mapping
+from skillguard._yaml import decode_utf8, load_document
 
 CLAUDE_CODE_KEYS = (
     "disable-model-invocation",
@@ -71,10 +71,10 @@ def frontmatter_fields(raw: bytes) -> dict[str, object] | None:
     if len(raw) > DEFAULT_LIMITS.max_skill_bytes:
         return None
     try:
-        text = _decode(raw)
+        text = decode_utf8(raw)
         frontmatter, _body, first_line = _split_fences(text, DEFAULT_LIMITS)
-        fields, _lines = compose_mapping(
-            frontmatter, DEFAULT_LIMITS, first_line=first_line, backend=None
+        fields, _lines = load_document(
+            frontmatter, DEFAULT_LIMITS, what="the frontmatter", first_line=first_line
         )
     except MalformedSkillError:
         return None

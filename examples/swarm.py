@@ -4,7 +4,9 @@ Run it from the repository root:  python examples/swarm.py
 
 * ``lead`` may load every skill, including the workspace skill ``release-notes``,
   which an async approver (standing in for a human reviewing in a UI) approves after
-  looking at the request: skill, sha256, preview.
+  looking at the request. The approval covers the whole skill folder: the request
+  carries a digest over every file, and everything served afterwards (body, files,
+  tools) is that snapshot. Until it is approved, lead's catalog lists it by name only.
 * ``reviewer`` and ``clerk`` are sub-agents with narrower grants; asking for a skill
   outside their set is denied, and so is every workspace skill.
 * Every decision goes to a hash-chained audit log, verified at the end.
@@ -28,7 +30,11 @@ HERE = Path(__file__).resolve().parent / "swarm"
 async def human_reviewer(request: skillguard.ApprovalRequest) -> skillguard.Decision:
     """An async approver: a real one would show the request in a UI and wait."""
     await asyncio.sleep(0)  # yield to the event loop, as waiting for a human would
-    print(f"  [approver] {request.agent} asks for {request.skill} sha256={request.sha256[:12]}")
+    files = ", ".join(path for path, _, _ in request.files)
+    print(
+        f"  [approver] {request.agent} asks for {request.skill}: "
+        f"digest={request.digest[:12]} files=[{files}] grants={list(request.grants)}"
+    )
     looks_fine = "release notes" in request.preview.lower()
     return skillguard.Decision(approved=looks_fine, by="reviewer@example.org")
 
@@ -44,7 +50,7 @@ async def agent_turn(handle: skillguard.AgentSkills, wanted: str) -> str:
 
 async def run_swarm(loader: skillguard.Loader) -> None:
     lead, reviewer, clerk = (loader.bind(a) for a in ("lead", "reviewer", "clerk"))
-    print("lead's catalog:", [meta.name for meta in lead.catalog()])
+    print("lead's catalog:", [(m.name, m.description[:24]) for m in lead.catalog()])
     turns = [
         agent_turn(lead, "release-notes"),
         agent_turn(lead, "pdf-tools"),
@@ -55,13 +61,15 @@ async def run_swarm(loader: skillguard.Loader) -> None:
     ]
     for line in await asyncio.gather(*turns):
         print(line)
+    # Approved now: the catalog shows the description a human has seen.
+    print("lead's catalog:", [(m.name, m.description[:24]) for m in lead.catalog()])
 
 
 def main() -> int:
     # The host decides where audit events go: here they are in the hash-chained log,
     # so the terminal shows only warnings. A real swarm sends them to its log pipeline.
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    policy = skillguard.AllowPolicy.from_yaml((HERE / "policy.yaml").read_bytes())
+    policy = skillguard.AllowPolicy.from_file(HERE / "policy.yaml")
     with tempfile.TemporaryDirectory() as tmp:
         log_path = Path(tmp) / "audit.jsonl"
         loader = skillguard.Loader(
@@ -72,7 +80,8 @@ def main() -> int:
             audit=skillguard.AuditLog(str(log_path)),
         )
         asyncio.run(run_swarm(loader))
-        verdict = skillguard.verify_records(log_path.read_text().splitlines())
+        with log_path.open("rb") as lines:  # split on newline only, as written
+            verdict = skillguard.verify_records(lines)
     print(f"audit log: {verdict.records} records, intact={verdict.intact}")
     return 0 if verdict.intact else 1
 

@@ -5,11 +5,21 @@ Test names that start with ``test_tN_`` stop threat ``TN`` of threat-model.md.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
 import json
+import logging
+import os
+import subprocess
+import sys
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from skillguard import (
     ApprovalRequest,
@@ -18,6 +28,8 @@ from skillguard import (
     Auditor,
     ConsoleApprover,
     Decision,
+    SkillUsageError,
+    Verification,
     activation_text,
     audit_summary,
     catalog_json,
@@ -25,9 +37,19 @@ from skillguard import (
     deny_all,
     verify_records,
 )
-from skillguard._audit import summarize_records
+from skillguard._audit import (
+    MAX_LISTED_DENIALS,
+    _too_deep,
+    _without_hash,
+    canonical,
+    parse_since,
+    summarize_log,
+    summarize_records,
+)
+from skillguard._fs import read_operator_bytes, stream_lines
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -48,14 +70,14 @@ def write_log(path: Path, count: int, key: bytes | None = None) -> list[str]:
 def test_t27_an_intact_log_verifies(tmp_path: Path) -> None:
     lines = write_log(tmp_path / "a.jsonl", 5)
     result = verify_records(lines)
-    assert (result.intact, result.records) == (True, 5)
+    assert (result.intact, result.records) == (True, 6)  # log_created, then 5 records
 
 
 def test_t27_the_chain_continues_across_reopenings(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     write_log(path, 2)
     lines = write_log(path, 2)
-    assert len(lines) == 4
+    assert len(lines) == 5
     assert verify_records(lines).intact
 
 
@@ -113,20 +135,20 @@ def test_a_corrupt_tail_refuses_to_continue_the_chain(tmp_path: Path) -> None:
 
 
 def test_summary_counts_and_lists_denials(tmp_path: Path) -> None:
-    records = [json.loads(line) for line in write_log(tmp_path / "a.jsonl", 5)]
+    records = [json.loads(line) for line in write_log(tmp_path / "a.jsonl", 5)[1:]]
     summary = summarize_records(records)
     assert summary["records"] == 5
     assert summary["by_decision"] == {"deny": 3, "allow": 2}
     assert summary["by_agent"] == {"planner": 3, "reader": 2}
     assert [d["skill"] for d in summary["denials"]] == ["skill-0", "skill-2", "skill-4"]
     assert summarize_records(records, agent="reader")["records"] == 2
-    assert summarize_records(records, since="9999")["records"] == 0
+    assert summarize_records(records, since="9999-01-01")["records"] == 0
 
 
 def test_audit_fields_from_untrusted_input_are_escaped_and_bounded(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     Auditor(AuditLog(str(path))).emit("load_denied", skill="x\x1b[2J\u202e" + "y" * 500)
-    record = json.loads(path.read_text())
+    record = json.loads(path.read_text().splitlines()[-1])
     assert "\x1b" not in record["skill"]
     assert "\u202e" not in record["skill"]
     assert len(record["skill"]) < 300
@@ -143,7 +165,7 @@ def test_audit_fields_from_untrusted_input_are_escaped_and_bounded(tmp_path: Pat
     ],
 )
 def test_audit_summary_of_a_tool_call(args: object, expected: str) -> None:
-    assert audit_summary(args) == expected  # type: ignore[arg-type]
+    assert audit_summary(args) == expected
 
 
 # -- rendering -----------------------------------------------------------------------
@@ -222,7 +244,7 @@ def test_t27_two_writers_extend_one_chain(tmp_path: Path) -> None:
     first, second = Auditor(AuditLog(str(path))), Auditor(AuditLog(str(path)))
     for index in range(4):
         (first if index % 2 else second).emit("load_granted", skill=f"s{index}")
-    assert verify_records(path.read_text().splitlines()).records == 4
+    assert verify_records(path.read_text().splitlines()).records == 5
     assert verify_records(path.read_text().splitlines()).intact
 
 
@@ -250,10 +272,10 @@ def test_t27_a_blank_line_is_an_insertion(tmp_path: Path) -> None:
 
 def test_t27_a_deleted_tail_is_caught_with_the_expected_count(tmp_path: Path) -> None:
     lines = write_log(tmp_path / "a.jsonl", 4)
-    assert verify_records(lines[:3]).intact  # nothing in the file itself shows it
-    result = verify_records(lines[:3], expected_records=4)
-    assert (result.intact, result.line) == (False, 4)
-    assert verify_records(lines, expected_records=4).intact
+    assert verify_records(lines[:4]).intact  # nothing in the file itself shows it
+    result = verify_records(lines[:4], expected_records=5)
+    assert (result.intact, result.line) == (False, 5)
+    assert verify_records(lines, expected_records=5).intact
 
 
 def test_audit_values_cannot_pass_for_the_escaped_form_of_another(tmp_path: Path) -> None:
@@ -262,7 +284,7 @@ def test_audit_values_cannot_pass_for_the_escaped_form_of_another(tmp_path: Path
     auditor.emit("load_denied", skill="x\x1b[2J")
     auditor.emit("load_denied", skill="x\\x1b[2J")
     auditor.emit("load_denied", skill="z" * 400)
-    first, second, third = (json.loads(line)["skill"] for line in path.read_text().splitlines())
+    first, second, third = (json.loads(line)["skill"] for line in path.read_text().splitlines()[1:])
     assert first != second
     assert third.endswith("...")
     assert len(third) == 259
@@ -295,3 +317,591 @@ def test_an_unreadable_last_record_is_an_audit_error(tmp_path: Path, last: str) 
 
 def test_summary_skips_what_is_not_a_record() -> None:
     assert summarize_records([["x"], 5, {"event": "e", "decision": "allow"}])["records"] == 1
+
+
+# -- the writer: one chain head in memory, re-read only when another writer moved it ---
+
+
+def test_t27_a_writer_appends_without_rereading_its_own_tail(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(path)
+    log.write({"event": "one"})
+    # An in-place edit that keeps the file's device, inode and size is not re-read: the
+    # writer extends the chain it knows, and verify names the edit.
+    text = path.read_bytes()
+    path.write_bytes(text.replace(b'"event":"one"', b'"event":"two"'))
+    log.write({"event": "three"})
+    result = verify_records(path.read_bytes().splitlines())
+    assert (result.intact, result.line) == (False, 2)
+
+
+def test_t27_a_writer_follows_what_another_writer_appended(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    first, second = AuditLog(path), AuditLog(path)
+    first.write({"event": "a"})
+    second.write({"event": "b"})
+    first.write({"event": "c"})
+    assert first.log_id == second.log_id
+    result = verify_records(path.read_bytes().splitlines(), expected_log_id=first.log_id)
+    assert (result.intact, result.records) == (True, 4)
+
+
+_WRITER = """
+import sys
+from skillguard import AuditLog
+log = AuditLog(sys.argv[1], key=b"k")
+for index in range(int(sys.argv[2])):
+    log.write({"event": "e", "skill": sys.argv[3] + str(index)})
+"""
+
+
+def test_t27_processes_and_threads_extend_one_chain(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    processes = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "150", f"p{n}-"])
+        for n in range(3)
+    ]
+    log = AuditLog(path, key=b"k")
+
+    def write(name: str) -> None:
+        for index in range(150):
+            log.write({"event": "e", "skill": f"{name}{index}"})
+
+    threads = [threading.Thread(target=write, args=(f"t{n}-",)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [process.wait(timeout=120) for process in processes] == [0, 0, 0]
+    result = verify_records(path.read_bytes().splitlines(), key=b"k")
+    assert (result.intact, result.records) == (True, 1 + 5 * 150)
+
+
+def test_t27_a_rotated_log_starts_a_new_chain_with_a_new_id(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(path)
+    log.write({"event": "a"})
+    old_id = log.log_id
+    path.rename(tmp_path / "a.jsonl.1")
+    log.write({"event": "b"})
+    assert log.log_id != old_id
+    assert verify_records(path.read_bytes().splitlines()).records == 2
+    assert verify_records((tmp_path / "a.jsonl.1").read_bytes().splitlines()).records == 2
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"event":"x"}',  # no newline: a torn write
+        b"x" * (70 * 1024) + b"\n",  # a last line over the cap
+        b"{}\n",  # not a log
+    ],
+    ids=["torn", "over-cap", "not-a-log"],
+)
+def test_t27_a_writer_refuses_a_log_it_cannot_continue(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "a.jsonl"
+    if content.startswith(b"x"):
+        AuditLog(path)  # a valid first line, then the bad last one
+        path.write_bytes(path.read_bytes() + content)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(AuditError) as caught:
+        AuditLog(path)
+    assert caught.value.code == "corrupt"
+
+
+def test_t27_a_writer_refuses_a_last_record_without_a_sequence_number(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(path)
+    record = {"event": "x", "prev_hash": "0" * 64, "seq": "2"}
+    record["hash"] = hashlib.sha256(canonical(record)).hexdigest()
+    path.write_bytes(path.read_bytes() + canonical(record) + b"\n")
+    with pytest.raises(AuditError):
+        log.write({"event": "y"})
+
+
+def test_a_record_that_cannot_be_written_is_an_audit_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(path)
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(AuditError) as caught:
+        log.write({"event": "x"})
+    assert caught.value.code == "write_failed"
+
+
+# -- keys ------------------------------------------------------------------------------
+
+
+def test_t53_an_empty_key_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SkillUsageError):
+        AuditLog(tmp_path / "a.jsonl", key=b"")
+    assert list(tmp_path.iterdir()) == []  # refused before the file or its lock exists
+    with pytest.raises(SkillUsageError):
+        verify_records([], key=b"")
+
+
+def test_t53_a_keyed_log_says_it_is_keyed_and_names_its_key(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 2, key=b"secret")
+    header = json.loads(lines[0])
+    assert (header["event"], header["keyed"]) == ("log_created", True)
+    assert header["key_id"] == hmac.new(b"secret", b"skillguard-key-id", "sha256").hexdigest()[:16]
+    assert b"secret" not in (tmp_path / "a.jsonl").read_bytes()
+    without = verify_records(lines)
+    assert (without.status, without.intact, without.keyed) == ("needs_key", False, True)
+    wrong = verify_records(lines, key=b"other")
+    assert (wrong.status, wrong.line) == ("wrong_key", 1)
+    right = verify_records(lines, key=b"secret")
+    assert (right.status, right.intact, right.keyed) == ("intact", True, True)
+
+
+def test_t53_an_unkeyed_log_does_not_verify_with_a_key(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 2)
+    result = verify_records(lines, key=b"secret")
+    assert (result.status, result.line, result.keyed) == ("tampered", 1, False)
+
+
+def test_t53_a_writer_refuses_a_log_written_with_another_key(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    AuditLog(path, key=b"one")
+    for key in (b"two", None):
+        with pytest.raises(AuditError) as caught:
+            AuditLog(path, key=key)
+        assert caught.value.code == "key_mismatch"
+    AuditLog(tmp_path / "b.jsonl")
+    with pytest.raises(AuditError) as caught:
+        AuditLog(tmp_path / "b.jsonl", key=b"one")
+    assert caught.value.code == "key_mismatch"
+
+
+def test_t53_a_forged_header_hash_is_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    AuditLog(path, key=b"one")
+    header = json.loads(path.read_text())
+    header["hash"] = "0" * 64
+    path.write_bytes(canonical(header) + b"\n")
+    with pytest.raises(AuditError) as caught:
+        AuditLog(path, key=b"one")
+    assert caught.value.code == "corrupt"
+
+
+# -- log identity ------------------------------------------------------------------------
+
+
+def test_t54_another_log_or_an_older_copy_is_caught(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    lines = write_log(path, 3, key=b"k")
+    log_id = json.loads(lines[0])["log_id"]
+    assert AuditLog(path, key=b"k").log_id == log_id
+    result = verify_records(lines, key=b"k", expected_log_id=log_id, expected_records=4)
+    assert (result.intact, result.log_id) == (True, log_id)
+    # Another log written with the same key, swapped in.
+    other = write_log(tmp_path / "b.jsonl", 3, key=b"k")
+    swapped = verify_records(other, key=b"k", expected_log_id=log_id)
+    assert (swapped.intact, swapped.line) == (False, 1)
+    assert "log id" in swapped.reason
+    # An older copy of the same log: caught by the count shipped with the id.
+    older = verify_records(lines[:3], key=b"k", expected_log_id=log_id, expected_records=4)
+    assert (older.intact, older.line) == (False, 4)
+    longer = verify_records(lines, key=b"k", expected_records=3)
+    assert "more than expected" in longer.reason
+
+
+def test_t54_a_second_log_spliced_in_is_caught(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 2)
+    result = verify_records([*lines, lines[0]])
+    assert (result.intact, result.line) == (False, 4)
+    assert "log_created" in result.reason
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"event": "load_granted"},
+        {"event": "log_created", "log_id": "x", "keyed": False},
+        {"event": "log_created", "log_id": "a" * 32, "keyed": "no"},
+        {"event": "log_created", "log_id": "a" * 32, "keyed": True},
+        {"event": "log_created", "log_id": "a" * 32, "keyed": False, "key_id": "b" * 16},
+    ],
+)
+def test_t54_a_log_without_a_valid_header_is_not_a_log(header: dict[str, object]) -> None:
+    record = {**header, "seq": 1, "prev_hash": "0" * 64}
+    record["hash"] = hashlib.sha256(canonical(record)).hexdigest()
+    result = verify_records([canonical(record)])
+    assert (result.intact, result.line) == (False, 1)
+    assert "not an audit log" in result.reason
+
+
+def test_t54_an_empty_log_is_not_a_log() -> None:
+    result = verify_records([])
+    assert (result.intact, result.line, result.reason) == (False, 1, "not an audit log: empty")
+
+
+# -- verify never crashes on what a line holds -----------------------------------------
+
+
+def hostile_line(tmp_path: Path, make: Callable[[str], str]) -> Verification:
+    lines = write_log(tmp_path / "a.jsonl", 3)
+    return verify_records([lines[0], make(lines[1]), *lines[2:]])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda line: line[: line.index('"hash":"') + 8] + "\u00e9" * 64 + '"}',
+        lambda line: line[: line.index('"hash":"') + 8] + "A" * 64 + '"}',
+        lambda _: "[" * 100_000,
+        lambda _: "[" * 100_000 + "]" * 100_000,
+        lambda _: '{"a":' * 20 + "1" + "}" * 20,
+        lambda _: '{"a":"' + "[" * 60_000 + '"}',
+        lambda _: '{"a":' + "1" * 5000 + "}",
+        lambda _: '{"a":NaN}',
+        lambda _: "x" * (64 * 1024 + 1),
+        lambda line: line.replace('"event"', '"\u00e9vent"'),
+    ],
+    ids=[
+        "non-ascii-hash",
+        "uppercase-hash",
+        "deep",
+        "deep-closed",
+        "nested-objects",
+        "brackets-in-a-string",
+        "huge-int",
+        "nan",
+        "over-cap",
+        "non-ascii",
+    ],
+)
+def test_t50_verify_reports_a_hostile_line_as_tampering(
+    tmp_path: Path, make: Callable[[str], str]
+) -> None:
+    result = hostile_line(tmp_path, make)
+    assert (result.intact, result.status, result.line) == (False, "tampered", 2)
+
+
+@pytest.mark.parametrize("line", [b"\xff\xfe", 5, None])
+def test_t50_lines_that_are_not_text_are_tampering(line: object) -> None:
+    result = verify_records([line])  # type: ignore[list-item]
+    assert (result.intact, result.line) == (False, 1)
+
+
+def test_t50_the_depth_check_agrees_with_json() -> None:
+    assert not _too_deep('{"a":"\\\\"}', 1)
+    assert not _too_deep('{"a":"\\"[[["}', 1)
+    assert _too_deep('{"a":[[1]]}', 2)
+    assert not _too_deep('{"a":[[1]]}', 3)
+    assert _too_deep('\\"[[[[', 3)  # a backslash outside a string: json stops there anyway
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        "[" * 100 + "]" * 100,
+        '{"name": "x", "name": "y"}',
+        '{"name": NaN}',
+        "x" * 70_000,
+        None,
+        42,
+    ],
+)
+def test_t50_audit_summary_of_hostile_arguments_is_a_fixed_text(args: object) -> None:
+    assert audit_summary(args) in {
+        "skill call with unreadable arguments",
+        "skill call without a skill name",
+    }
+
+
+def test_t50_audit_summary_shows_keys_that_are_not_str() -> None:
+    assert audit_summary({"name": "x", 1: 2}) == "load skill x (+1)"
+    assert audit_summary({"name": "x", None: 1, "b": 2}) == "load skill x (+None, b)"
+
+
+# -- records joined by other line breaks -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "joiner", ["\r", "\u2028", "\u2029", "\x85", "\x0c", "\x0b", "\x1e", "\x1c", "\x1d", "\r\n"]
+)
+def test_t51_records_joined_by_another_line_break_are_tampering(
+    tmp_path: Path, joiner: str
+) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 3)
+    joined = [lines[0], lines[1] + joiner + lines[2], lines[3]]
+    assert len("\n".join(joined).splitlines()) == 4  # what splitlines() would have seen
+    result = verify_records(joined)
+    assert (result.intact, result.line) == (False, 2)
+    result = verify_records([line.encode() + b"\n" for line in joined])
+    assert (result.intact, result.line) == (False, 2)
+
+
+def test_t51_an_empty_line_is_tampering(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 2)
+    for empty in ("", "\n", b"\n"):
+        result = verify_records([lines[0], empty, *lines[1:]])
+        assert (result.intact, result.line, result.reason) == (False, 2, "an empty line")
+
+
+def test_t51_lines_of_a_binary_file_verify(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    write_log(path, 3)
+    with path.open("rb") as lines:
+        assert verify_records(lines).records == 4
+
+
+# -- misuse ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda _: verify_records(None),  # type: ignore[arg-type]
+        lambda _: verify_records("abc"),
+        lambda _: verify_records([], expected_records="3"),  # type: ignore[arg-type]
+        lambda _: verify_records([], expected_records=True),
+        lambda _: verify_records([], expected_records=-1),
+        lambda _: verify_records([], expected_log_id=5),  # type: ignore[arg-type]
+        lambda p: AuditLog(str(p) + "\x00x"),
+        lambda _: AuditLog(""),
+        lambda p: AuditLog(str(p).encode()),  # type: ignore[arg-type]
+        lambda _: Auditor("x"),  # type: ignore[arg-type]
+        lambda p: AuditLog(p).write({"event": "x", "bad": 1.5}),
+        lambda p: AuditLog(p).write({1: "x"}),  # type: ignore[dict-item]
+        lambda p: AuditLog(p).write(["x"]),  # type: ignore[arg-type]
+        lambda p: AuditLog(p).write({"event": "log_created"}),
+        lambda p: AuditLog(p).write({"event": "x", "reason": "y" * 70_000}),
+        lambda _: summarize_records([], since="yesterday"),
+        lambda _: summarize_records([], since="9999-12-31T23:59:59.5"),
+        lambda _: summarize_records([], since="0001-01-01T00:00+01:00"),
+        lambda _: summarize_records([], agent=5),  # type: ignore[arg-type]
+    ],
+)
+def test_t50_misuse_is_a_usage_error(tmp_path: Path, call: Callable[[Path], object]) -> None:
+    with pytest.raises(SkillUsageError):
+        call(tmp_path / "a.jsonl")
+
+
+def test_a_path_like_log_path_is_accepted(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "a.jsonl")
+    assert log.path == str(tmp_path / "a.jsonl")
+    Auditor(log).emit("load_granted", skill="x")
+    assert verify_records((tmp_path / "a.jsonl").read_bytes().splitlines()).records == 2
+
+
+@pytest.mark.parametrize(
+    ("since", "expected"),
+    [
+        ("2026-11-30", "2026-11-30T00:00:00Z"),
+        ("2026-11-30T14:00:00Z", "2026-11-30T14:00:00Z"),
+        ("2026-11-30T15:00:00+01:00", "2026-11-30T14:00:00Z"),
+        ("2026-11-30T14:00:00.5", "2026-11-30T14:00:01Z"),
+        ("0999-01-01", "0999-01-01T00:00:00Z"),
+    ],
+)
+def test_since_is_read_as_iso_8601(since: str, expected: str) -> None:
+    assert parse_since(since) == expected
+
+
+def test_summarize_log_stops_at_the_first_bad_record(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 5)
+    result, summary = summarize_log(edit(lines))
+    assert (result.intact, result.line) == (False, 3)
+    assert summary["records"] == 1  # the one record before it, not the header
+    result, summary = summarize_log(lines, since="2000-01-01")
+    assert (result.intact, summary["records"]) == (True, 5)
+
+
+# -- quiet by default: events reach a host that asked for them, and nobody else ----------
+
+_HOST = """
+import logging, sys
+import skillguard
+{setup}
+folder = sys.argv[1]
+policy = skillguard.AllowPolicy.from_mapping({{"agents": {{"a": {{"skills": ["notes"]}}}}}})
+loader = skillguard.Loader(
+    policy,
+    embedded=skillguard.EmbeddedSkills.from_directory(folder + "/embedded"),
+    audit=skillguard.AuditLog(folder + "/audit.jsonl"),
+)
+handle = loader.bind("a")
+handle.catalog()
+handle.load("notes")
+try:
+    handle.load("other")
+except skillguard.SkillError:
+    pass
+skillguard.Auditor().emit("load_denied", skill="x", decision="deny")
+"""
+
+
+def run_host(tmp_path: Path, setup: str) -> subprocess.CompletedProcess[str]:
+    notes = tmp_path / "embedded" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nBody.\n")
+    return subprocess.run(
+        [sys.executable, "-c", _HOST.format(setup=setup), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+
+@pytest.mark.parametrize(
+    "setup",
+    ["", "logging.basicConfig()", "logging.getLogger().addHandler(logging.StreamHandler())"],
+    ids=["nothing", "basicConfig", "root-handler-at-warning"],
+)
+def test_t56_a_host_that_configured_nothing_hears_nothing(tmp_path: Path, setup: str) -> None:
+    completed = run_host(tmp_path, setup)
+    assert (completed.stdout, completed.stderr) == ("", "")
+    # The decisions were still written down.
+    lines = (tmp_path / "audit.jsonl").read_bytes().splitlines()
+    assert verify_records(lines).records == 4  # log_created, catalog, grant, denial
+
+
+def test_t56_a_host_that_configured_structlog_gets_every_event(tmp_path: Path) -> None:
+    setup = (
+        "import structlog\n"
+        "structlog.configure(processors=[structlog.processors.JSONRenderer()],"
+        " logger_factory=structlog.PrintLoggerFactory(sys.stderr))"
+    )
+    completed = run_host(tmp_path, setup)
+    assert completed.stdout == ""
+    events = [json.loads(line) for line in completed.stderr.splitlines()]
+    assert [e["event"] for e in events] == [
+        "catalog_served",
+        "load_granted",
+        "load_denied",
+        "load_denied",
+    ]
+    assert events[1]["skill"] == "notes"
+
+
+def test_t56_a_host_that_uses_stdlib_logging_gets_every_event(tmp_path: Path) -> None:
+    setup = (
+        "logging.basicConfig(level=logging.INFO, stream=sys.stderr,"
+        " format='%(name)s %(levelname)s %(message)s %(audit)s')"
+    )
+    completed = run_host(tmp_path, setup)
+    assert completed.stdout == ""
+    lines = completed.stderr.splitlines()
+    assert len(lines) == 4
+    assert all(line.startswith("skillguard.audit INFO ") for line in lines)
+    assert lines[1].startswith("skillguard.audit INFO load_granted agent=a skill=notes")
+    assert "'decision': 'deny'" in lines[3]
+
+
+def test_t56_events_go_through_structlog_when_it_is_configured() -> None:
+    with capture_logs() as logs:
+        Auditor().emit("load_denied", skill="x\x1b", decision="deny")
+    assert logs[0]["event"] == "load_denied"
+    assert logs[0]["skill"] == "x\\x1b"
+
+
+def test_t56_events_go_to_the_stdlib_logger_otherwise(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="skillguard.audit"):
+        Auditor().emit("load_granted", skill="notes")
+    (record,) = caplog.records
+    assert record.name == "skillguard.audit"
+    assert record.getMessage() == "load_granted skill=notes version=0.1.0"
+    assert record.audit["skill"] == "notes"  # type: ignore[attr-defined]
+
+
+# -- the file edge: streaming reader, appender ------------------------------------------
+
+
+def test_t52_stream_lines_splits_on_newline_only_and_caps_each_line(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"a\rb\n\nc\x85d")
+    assert list(stream_lines(str(path), max_line=10)) == [b"a\rb\n", b"\n", b"c\x85d"]
+    path.write_bytes(b"ab\n" + b"x" * 20 + b"\nnever")
+    assert list(stream_lines(str(path), max_line=10)) == [b"ab\n", b"x" * 11]
+    path.write_bytes(b"ab\n" + b"x" * (3 << 20))
+    assert list(stream_lines(str(path), max_line=10)) == [b"ab\n", b"x" * 11]
+    path.write_bytes(b"")
+    assert list(stream_lines(str(path), max_line=10)) == []
+
+
+def test_t52_the_log_must_be_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(AuditError) as caught:
+        AuditLog(fifo)
+    assert caught.value.code == "unreadable"
+    with pytest.raises(OSError):
+        list(stream_lines(str(fifo), max_line=10))
+    with pytest.raises(OSError):
+        read_operator_bytes(str(fifo), limit=10)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b'{"event":"x"', b"garbage\n", b"\n"],
+    ids=["torn", "not-json", "empty-line"],
+)
+def test_t27_a_bad_last_record_stops_the_writer(tmp_path: Path, tail: bytes) -> None:
+    path = tmp_path / "a.jsonl"
+    AuditLog(path).write({"event": "x"})
+    path.write_bytes(path.read_bytes() + tail)
+    with pytest.raises(AuditError) as caught:
+        AuditLog(path)
+    assert caught.value.code == "corrupt"
+
+
+def test_t27_a_record_out_of_sequence_is_caught(tmp_path: Path) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 1)
+    record = json.loads(lines[1])
+    del record["hash"]
+    record["seq"] = 7
+    record["hash"] = hashlib.sha256(canonical(record)).hexdigest()
+    result = verify_records([lines[0], canonical(record)])
+    assert (result.line, result.reason) == (2, "out of sequence")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"agent": "a", "event": "e", "hash": "f" * 64, "seq": 1},
+        {"a": 1, "hash": "f" * 64},
+        {"hash": "f" * 64, "z": 1},
+        {"hash": "f" * 64},
+    ],
+    ids=["middle", "last", "first", "only"],
+)
+def test_the_hashed_bytes_are_the_record_without_its_hash(record: dict[str, object]) -> None:
+    line = canonical(record).decode()
+    rest = {k: v for k, v in record.items() if k != "hash"}
+    assert _without_hash(line, "f" * 64) == canonical(rest)
+
+
+def test_a_summary_lists_the_latest_denials_and_counts_them_all() -> None:
+    records = [{"event": "load_denied", "decision": "deny", "skill": str(n)} for n in range(1500)]
+    summary = summarize_records(records)
+    assert summary["denials_total"] == 1500
+    assert len(summary["denials"]) == MAX_LISTED_DENIALS
+    assert summary["denials"][-1]["skill"] == "1499"
+
+
+_JSONISH = st.text(alphabet='[]{}":,\\0123456789abehnstux \r\n\u2028\x85-.eE', max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.one_of(_JSONISH, st.binary(max_size=200), st.text(max_size=200)), max_size=5),
+    key=st.one_of(st.none(), st.binary(min_size=1, max_size=8)),
+)
+def test_t50_verify_never_raises_on_what_lines_hold(
+    lines: list[str | bytes], key: bytes | None
+) -> None:
+    result = verify_records(lines, key=key)
+    assert isinstance(result, Verification)
+    assert not result.intact
+
+
+@settings(max_examples=300, deadline=None)
+@given(args=st.one_of(_JSONISH, st.text(max_size=200)))
+def test_t50_audit_summary_never_raises(args: str) -> None:
+    assert audit_summary(args).isprintable()
+    assert audit_summary('{"name": ' + json.dumps(args) + "}").isprintable()

@@ -288,7 +288,7 @@ def test_t14_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
     )
     reader.stdin.close()
     reader.wait(timeout=60)
-    assert completed.returncode == 1  # every skill is valid: 1 means the pipe broke
+    assert completed.returncode == 141  # every skill is valid: 141 means the pipe broke
     assert b"Traceback" not in completed.stderr
     assert b"Exception ignored" not in completed.stderr
 
@@ -478,3 +478,272 @@ def test_t13_discover_escapes_untrusted_names(
     _, out, _ = run(capsys, "discover", str(tmp_path))
     assert "\x1b" not in out
     assert "x\\x1b[2J" in out
+
+
+# -- a reader that goes away -------------------------------------------------------------
+
+
+def test_t14_discover_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    # "skillguard discover ROOT | head -1": more output than a pipe's 64 KiB buffer.
+    for index in range(1500):
+        name = f"skill-{index:04d}-" + "x" * 40
+        write_skill(tmp_path / name, GOOD.format(name=name))
+    reader = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.readline()"], stdin=subprocess.PIPE
+    )
+    assert reader.stdin is not None
+    completed = subprocess.run(
+        [sys.executable, "-m", "skillguard", "discover", str(tmp_path)],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        check=False,
+    )
+    reader.stdin.close()
+    reader.wait(timeout=60)
+    assert (completed.returncode, completed.stderr) == (141, b"")
+
+
+# -- audit verify and summarize ----------------------------------------------------------
+
+
+def audit_log(path: Path, count: int, key: bytes | None = None) -> list[bytes]:
+    from skillguard import AuditLog, Auditor
+
+    auditor = Auditor(AuditLog(path, key=key))
+    for index in range(count):
+        auditor.emit(
+            "load_denied" if index % 2 else "load_granted",
+            agent="planner",
+            skill=f"skill-{index}",
+            decision="deny" if index % 2 else "allow",
+            reason="not in the set" if index % 2 else None,
+        )
+    return path.read_bytes().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("joiner", [b"\r", b"\xe2\x80\xa8", b"\xc2\x85", b"\x0c", b"\x1e"])
+def test_t51_audit_verify_splits_on_newline_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, joiner: bytes
+) -> None:
+    path = tmp_path / "a.jsonl"
+    lines = audit_log(path, 3)
+    path.write_bytes(lines[0] + lines[1].rstrip(b"\n") + joiner + lines[2] + lines[3])
+    code, out, _ = run(capsys, "audit", "verify", str(path))
+    assert (code, out.split(":")[:2]) == (1, ["tampered", " line 2"])
+
+
+def test_t51_audit_verify_refuses_empty_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "a.jsonl"
+    lines = audit_log(path, 2)
+    path.write_bytes(b"".join(lines) + b"\n")
+    assert run(capsys, "audit", "verify", str(path))[:2] == (1, "tampered: line 4: an empty line\n")
+
+
+def test_t52_audit_verify_refuses_what_is_not_a_regular_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in (str(fifo), str(tmp_path), "/dev/zero", str(tmp_path / "missing")):
+        code, out, err = run(capsys, "audit", "verify", target)
+        assert (code, out) == (1, "")
+        assert err == "skillguard: the audit log cannot be read (a regular file is needed)\n"
+    # A /proc file says it is 0 bytes long: nothing beyond that is read.
+    code, out, _ = run(capsys, "audit", "verify", "/proc/self/pagemap")
+    assert (code, out) == (1, "tampered: line 1: not an audit log: empty\n")
+
+
+def test_t52_a_huge_first_line_is_refused_at_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sparse = tmp_path / "sparse"
+    with sparse.open("wb") as file:
+        file.truncate(8 << 30)  # 8 GiB of zeros, no blocks on disk
+    code, out, _ = run(capsys, "audit", "verify", str(sparse))
+    assert (code, out) == (1, "tampered: line 1: a line over the size cap\n")
+    newlines = tmp_path / "newlines"
+    newlines.write_bytes(b"\n" * (32 << 20))
+    code, out, _ = run(capsys, "audit", "summarize", str(newlines))
+    assert (code, out) == (1, "")
+    code, out, _ = run(capsys, "audit", "verify", str(newlines))
+    assert (code, out) == (1, "tampered: line 1: an empty line\n")
+
+
+def test_t52_a_line_over_the_cap_is_tampering(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "a.jsonl"
+    lines = audit_log(path, 2)
+    path.write_bytes(lines[0] + b"x" * (1 << 20) + b"\n" + lines[1])
+    code, out, _ = run(capsys, "audit", "verify", str(path))
+    assert (code, out) == (1, "tampered: line 2: a line over the size cap\n")
+    path.write_bytes(lines[0] + b"{" * (1 << 20))
+    code, out, _ = run(capsys, "audit", "verify", str(path))
+    assert (code, out) == (1, "tampered: line 2: a line over the size cap\n")
+
+
+def test_t52_a_symlinked_log_is_the_operators_choice(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    audit_log(tmp_path / "a.jsonl", 2)
+    (tmp_path / "link").symlink_to(tmp_path / "a.jsonl")
+    assert run(capsys, "audit", "verify", str(tmp_path / "link"))[:2] == (0, "intact: 3 records\n")
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\t\n"])
+def test_t53_an_empty_key_file_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes
+) -> None:
+    audit_log(tmp_path / "a.jsonl", 1)
+    key = tmp_path / "key"
+    key.write_bytes(content)
+    code, _, err = run(capsys, "audit", "verify", str(tmp_path / "a.jsonl"), "--key-file", str(key))
+    assert (code, err) == (2, "skillguard: [usage/bad_argument] the audit key file is empty\n")
+
+
+def test_t53_a_key_file_that_is_too_large_or_missing_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    audit_log(tmp_path / "a.jsonl", 1)
+    key = tmp_path / "key"
+    key.write_bytes(b"k" * 5000)
+    for path in (str(key), str(tmp_path / "missing"), "/proc/self/pagemap"):
+        code, _, err = run(capsys, "audit", "verify", str(tmp_path / "a.jsonl"), "--key-file", path)
+        assert code == 2
+        assert "cannot be read" in err
+
+
+def test_t53_a_keyed_log_needs_its_key_and_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "a.jsonl"
+    audit_log(path, 2, key=b"s3cret")
+    (tmp_path / "key").write_bytes(b"s3cret\n")
+    (tmp_path / "other").write_bytes(b"other\n")
+    log = str(path)
+    assert run(capsys, "audit", "verify", log)[:2] == (3, "keyed: needs its key (--key-file)\n")
+    assert run(capsys, "audit", "verify", log, "--key-file", str(tmp_path / "other"))[:2] == (
+        4,
+        "wrong key: the log was keyed with another key\n",
+    )
+    code, out, _ = run(capsys, "audit", "verify", log, "--key-file", str(tmp_path / "key"))
+    assert (code, out) == (0, "intact: 3 records\n")
+    code, _, err = run(capsys, "audit", "summarize", log)
+    assert (code, err) == (3, "skillguard: keyed: needs its key (--key-file)\n")
+    code, out, _ = run(capsys, "audit", "summarize", log, "--key-file", str(tmp_path / "key"))
+    assert (code, out.splitlines()[0]) == (0, "2 records")
+
+
+def test_t54_audit_verify_checks_the_log_id(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "a.jsonl"
+    log_id = json.loads(audit_log(path, 2)[0])["log_id"]
+    args = ["audit", "verify", str(path), "--expect-records", "3"]
+    assert run(capsys, *args, "--expect-log-id", log_id)[0] == 0
+    code, out, _ = run(capsys, *args, "--expect-log-id", "0" * 32)
+    assert (code, out) == (1, "tampered: line 1: another log: its log id is not the one expected\n")
+
+
+def test_t55_a_tampered_log_is_summarized_only_as_not_verified(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "a.jsonl"
+    lines = audit_log(path, 4)
+    path.write_bytes(b"".join([lines[0], lines[1], lines[3], lines[2], lines[4]]))
+    code, out, _ = run(capsys, "audit", "summarize", str(path))
+    assert code == 1
+    assert out.splitlines()[:2] == [
+        "NOT VERIFIED: tampered: line 3: inserted, reordered or a record before it deleted",
+        "1 records",
+    ]
+    code, out, _ = run(capsys, "audit", "summarize", str(path), "--format", "json")
+    document = json.loads(out)
+    assert (code, document["verified"], document["records"]) == (1, False, 1)
+    assert document["problem"].startswith("NOT VERIFIED: tampered: line 3")
+
+
+def test_t55_a_file_that_is_not_an_audit_log_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    code, out, err = run(capsys, "audit", "summarize", str(path))
+    assert (code, out) == (1, "")
+    assert err == "skillguard: tampered: line 1: not a valid record\n"
+    path.write_text("")
+    code, out, err = run(capsys, "audit", "summarize", str(path))
+    assert (code, out, err) == (1, "", "skillguard: tampered: line 1: not an audit log: empty\n")
+
+
+@pytest.mark.parametrize("since", ["yesterday", "2026-13-01", "", "2026-11-30T25:00"])
+def test_t55_since_must_be_an_iso_8601_time(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, since: str
+) -> None:
+    audit_log(tmp_path / "a.jsonl", 2)
+    code, out, err = run(capsys, "audit", "summarize", str(tmp_path / "a.jsonl"), "--since", since)
+    assert (code, out) == (2, "")
+    assert "since is not an ISO 8601 time" in err
+
+
+def test_t55_summarize_filters_by_time_and_agent(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    audit_log(tmp_path / "a.jsonl", 4)
+    log = str(tmp_path / "a.jsonl")
+    assert run(capsys, "audit", "summarize", log, "--since", "2000-01-01")[1].startswith(
+        "4 records\n"
+    )
+    assert run(capsys, "audit", "summarize", log, "--since", "9999-01-01T00:00Z")[1].startswith(
+        "0 records\n"
+    )
+    assert run(capsys, "audit", "summarize", log, "--agent", "nobody")[1].startswith("0 records\n")
+
+
+def test_t14_a_closed_pipe_ends_the_command_with_141(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(300):
+        write_skill(tmp_path / f"s{index}", GOOD.format(name=f"s{index}"))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    stdout = os.fdopen(write_end, "w")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        assert main(["discover", str(tmp_path)]) == 141
+    finally:
+        stdout.close()
+
+
+def test_t52_summarize_lists_the_latest_denials_and_says_how_many_more(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    audit_log(tmp_path / "a.jsonl", 2010)  # every other record is a denial
+    code, out, _ = run(capsys, "audit", "summarize", str(tmp_path / "a.jsonl"))
+    assert code == 0
+    assert "(5 earlier denials not listed: narrow with --since or --agent)\n" in out
+    assert out.count("\ndenied ") == 1000
+
+
+def test_t53_load_refuses_an_empty_audit_key_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "key").write_bytes(b" \n")
+    code, _, err = run(
+        capsys,
+        "load",
+        "--policy",
+        str(tmp_path / "policy.yaml"),
+        "--agent",
+        "a",
+        "--audit-log",
+        str(tmp_path / "a.jsonl"),
+        "--audit-key-file",
+        str(tmp_path / "key"),
+        "notes",
+    )
+    assert (code, err) == (2, "skillguard: [usage/bad_argument] the audit key file is empty\n")
+    assert not (tmp_path / "a.jsonl").exists()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -74,8 +76,9 @@ def test_catalog_lists_only_what_the_agent_may_load(
     assert out.count("<skill>") == 2
     code, out, _ = run(capsys, "catalog", *common(setup, "reader"), "--format", "json")
     assert [entry["name"] for entry in json.loads(out)] == ["pdf-tools"]
-    code, out, _ = run(capsys, "catalog", *common(setup, "stranger"))
-    assert (code, out) == (0, "")  # an empty catalog is omitted entirely
+    code, out, err = run(capsys, "catalog", *common(setup, "stranger"))
+    assert (code, out) == (1, "")  # an agent the policy does not know is refused
+    assert "unknown/unknown_agent" in err
 
 
 def test_load_prints_escaped_activation_text(
@@ -95,7 +98,7 @@ def test_load_denies_by_default_and_writes_the_audit_log(
     assert (code, out) == (1, "")
     assert err.startswith("skillguard: approval/denied")
     code, out, _ = run(capsys, "audit", "verify", setup["log"])
-    assert (code, out) == (0, "intact: 2 records\n")
+    assert (code, out) == (0, "intact: 3 records\n")  # log_created and two decisions
     code, out, _ = run(capsys, "audit", "summarize", setup["log"])
     assert "by decision: deny=1" in out
     assert "denied " in out
@@ -120,14 +123,16 @@ def test_trust_add_list_revoke_and_load_a_pinned_skill(
     capsys: pytest.CaptureFixture[str], setup: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # no terminal to ask on
-    raw = (Path(setup["project"]) / ".agents" / "skills" / "notes" / "SKILL.md").read_bytes()
-    import hashlib
-
-    digest = hashlib.sha256(raw).hexdigest()
     store = ["--trust-store", setup["store"]]
-    assert run(capsys, "trust", "add", "notes", digest, *store)[0] == 0
+    project = ["--project", setup["project"]]
+    code, shown, _ = run(capsys, "trust", "show", "notes", *project)
+    assert code == 0
+    digest = re.search(r"digest +([0-9a-f]{64})", shown).group(1)  # type: ignore[union-attr]
+    # Options may come before the positional arguments, as the README shows them.
+    assert run(capsys, "trust", "add", *store, *project, "notes", digest)[0] == 0
     code, out, _ = run(capsys, "trust", "list", *store)
-    assert out.startswith(f"notes  {digest}  by operator")
+    folder = os.path.abspath(os.path.join(setup["project"], ".agents", "skills", "notes"))
+    assert out.startswith(f"notes  {digest}  {folder}  by operator")
     args = ["load", *common(setup, "planner"), "--approve", "trust", *store, "notes"]
     code, out, _ = run(capsys, *args)
     assert code == 0
@@ -135,6 +140,20 @@ def test_trust_add_list_revoke_and_load_a_pinned_skill(
     assert run(capsys, "trust", "revoke", "notes", *store)[0] == 0
     assert run(capsys, *args)[0] == 1  # no pin, no terminal: denied
     assert run(capsys, "trust", "revoke", "notes", *store)[0] == 1
+
+
+def test_t31_trust_add_pins_only_the_reviewed_digest(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    store = ["--trust-store", setup["store"]]
+    project = ["--project", setup["project"]]
+    code, _, err = run(capsys, "trust", "add", "notes", "deadbeef", *store, *project)
+    assert code == 2  # not a sha256 at all
+    assert "64 lowercase hex" in err
+    code, _, err = run(capsys, "trust", "add", "notes", "0" * 64, *store, *project)
+    assert code == 1  # a well-formed digest of other content pins nothing
+    assert "nothing was pinned" in err
+    assert run(capsys, "trust", "list", *store)[1] == ""
 
 
 @pytest.mark.parametrize(
@@ -181,13 +200,22 @@ def test_a_broken_embedded_skill_fails_at_construction(tmp_path: Path) -> None:
 def test_trust_store_errors_are_typed(tmp_path: Path) -> None:
     from skillguard import ApprovalError, SkillUsageError, TrustStore
 
+    digest = "a" * 64
     with pytest.raises(ApprovalError):
-        TrustStore(str(tmp_path / "no" / "such" / "trust.json")).pin("a", "b", "c")
+        TrustStore(str(tmp_path / "no" / "such" / "trust.json")).pin(
+            "a", digest, "c", source="/s", skill_sha256=digest
+        )
     (tmp_path / "garbage.json").write_text("[" * 100_000)
     with pytest.raises(ApprovalError):
         TrustStore(str(tmp_path / "garbage.json")).pins()
     with pytest.raises(SkillUsageError):
-        TrustStore(str(tmp_path / "t.json")).pin(["a"], "b", "c")  # type: ignore[arg-type]
+        TrustStore(str(tmp_path / "t.json")).pin(
+            ["a"],  # type: ignore[arg-type]
+            digest,
+            "c",
+            source="/s",
+            skill_sha256=digest,
+        )
     with pytest.raises(SkillUsageError):
         TrustStore(5)  # type: ignore[arg-type]
 
@@ -200,9 +228,9 @@ def test_a_keyed_audit_log_from_the_command_line(
     args = ["load", *common(setup, "reader"), "--audit-log", setup["log"]]
     run(capsys, *args, "--audit-key-file", str(key), "pdf-tools")
     assert run(capsys, "audit", "verify", setup["log"], "--key-file", str(key))[0] == 0
-    assert run(capsys, "audit", "verify", setup["log"])[0] == 1  # the wrong (no) key
+    assert run(capsys, "audit", "verify", setup["log"])[0] == 3  # keyed: needs its key
     code, out, _ = run(
-        capsys, "audit", "verify", setup["log"], "--key-file", str(key), "--expect-records", "2"
+        capsys, "audit", "verify", setup["log"], "--key-file", str(key), "--expect-records", "3"
     )
     assert code == 1
     assert "missing at the end" in out

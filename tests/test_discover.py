@@ -161,6 +161,26 @@ def test_default_roots_order_and_the_user_override(tmp_path: Path) -> None:
     assert len(default_roots(tmp_path, environ={USER_ROOTS_ENV: ""})) == 5
 
 
+def test_default_roots_expand_a_leading_tilde_in_user_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    listed = os.pathsep.join(["~/skills", "~", "/abs/~/x", "rel/~"])
+    roots = default_roots(tmp_path, home=home, environ={USER_ROOTS_ENV: listed})
+    assert [str(root) for root in roots[5:]] == [
+        f"{home}/skills",
+        str(home),
+        "/abs/~/x",
+        "rel/~",
+    ]
+    # Without home, the OS's idea of the user's home; a home of "~" is expanded too.
+    monkeypatch.setenv("HOME", str(home))
+    assert str(default_roots(tmp_path, environ={USER_ROOTS_ENV: "~/s"})[-1]) == f"{home}/s"
+    assert str(default_roots(tmp_path, home="~", environ={})[-1]) == f"{home}/.agents/skills"
+    with pytest.raises(SkillUsageError):
+        default_roots(tmp_path, home=5, environ={})  # type: ignore[arg-type]
+
+
 def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(SkillUsageError):
         discover(str(tmp_path))  # a str is a sequence, but not of paths

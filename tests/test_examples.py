@@ -23,5 +23,10 @@ def test_the_swarm_example_runs_and_its_audit_log_verifies() -> None:
     assert "lead      release-notes  loaded  (workspace; " in "\n".join(lines)
     assert "reviewer  release-notes  denied  (unknown/not_authorized)" in lines
     assert "clerk     code-review    denied  (unknown/not_authorized)" in lines
-    assert lines[-1] == "audit log: 9 records, intact=True"
+    # Before approval the workspace skill is listed by name only; after, with the
+    # description a human has seen.
+    catalogs = [line for line in lines if line.startswith("lead's catalog:")]
+    assert "('release-notes', '')" in catalogs[0]
+    assert "('release-notes', 'Write release notes" in catalogs[1]
+    assert lines[-1] == "audit log: 11 records, intact=True"
     assert completed.stderr == ""

@@ -11,13 +11,21 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from .strategies import mutated_documents, near_yaml, render, skill_documents
+from .strategies import (
+    mutated_documents,
+    mutated_policies,
+    near_yaml,
+    policy_documents,
+    render,
+    skill_documents,
+)
 
 if TYPE_CHECKING:
     from types import ModuleType
 
 FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
 CORPUS = sorted((FUZZ / "corpus" / "parse_skill").iterdir())
+POLICY_CORPUS = sorted((FUZZ / "corpus" / "policy").iterdir())
 
 
 def _load(name: str) -> ModuleType:
@@ -61,7 +69,20 @@ def test_differential_fuzz_target(data: bytes) -> None:
     differential_target.check(data)
 
 
-@pytest.mark.parametrize("seed", CORPUS, ids=lambda p: p.name)
+@settings(max_examples=500)
+@given(st.one_of(policy_documents(), mutated_policies(), near_yaml.map(lambda d: d[4:-5])))
+@example(
+    "agents:\n  clerk:\n    skills: [notes]   # read-only\u2028    workspace: approve\n".encode()
+)
+@example(b"agents:\n  clerk:\n    skills: [notes]  #\xc2\x85    workspace: approve\n")
+@example(b"agents:\n  p: {tools: [Bash(git:*)]}\n")
+@example(b"agents:\n  p:\n    workspace: >\n      approve\n")
+def test_t60_differential_fuzz_target_on_policies(data: bytes) -> None:
+    # The C and pure-Python parsers read every policy as the same grants, or both refuse.
+    differential_target.check_policy(data)
+
+
+@pytest.mark.parametrize("seed", CORPUS + POLICY_CORPUS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_seed_corpus_replays_cleanly(seed: Path) -> None:
     data = seed.read_bytes()
     parse_target.check(data)
@@ -82,5 +103,27 @@ def test_the_differential_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> Non
         differential_target.check((FUZZ / "corpus" / "parse_skill" / "steps").read_bytes())
 
 
+def test_t60_the_policy_differential_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    # libyaml's reading of the hidden grant, as it was before the character rules.
+    raw = (FUZZ / "corpus" / "policy" / "hidden-grant-u2028").read_bytes()
+    monkeypatch.setattr(
+        differential_target,
+        "_policy_outcome",
+        lambda _data, backend: {"clerk": backend} if backend == "c" else "refused",
+    )
+    with pytest.raises(AssertionError):
+        differential_target.check_policy(raw)
+    monkeypatch.setattr(
+        differential_target,
+        "_document_outcome",
+        lambda _data, backend: {"agents": backend},
+    )
+    with pytest.raises(AssertionError):
+        differential_target.check_policy(raw)
+
+
 def test_corpus_holds_valid_and_invalid_seeds() -> None:
     assert len(CORPUS) >= 10
+    assert len(POLICY_CORPUS) >= 10
+    accepted = [seed.name for seed in POLICY_CORPUS if seed.name.startswith("valid-")]
+    assert len(accepted) >= 3

@@ -505,6 +505,28 @@ def test_t1_frontmatter_limit_counts_bytes_not_characters() -> None:
     assert code_of(raw, limits=limits) == "frontmatter_too_large"
 
 
+def test_t1_the_closing_fence_is_searched_for_only_within_the_cap() -> None:
+    # A file with no fence within max_frontmatter_bytes is refused as too large without
+    # scanning the rest of it: whatever follows cannot make a valid frontmatter.
+    limits = Limits(max_frontmatter_bytes=500)
+    unclosed = b"---\n" + MINIMAL.encode() + b"pad: |\n" + b"  line\n" * 2000
+    assert code_of(unclosed, limits=limits) == "frontmatter_too_large"
+    assert code_of(unclosed[:400], limits=limits) == "no_closing_fence"
+    late_fence = unclosed + b"---\nBody.\n"
+    assert code_of(late_fence, limits=limits) == "frontmatter_too_large"
+
+
+def test_t1_a_fence_line_right_at_the_cap_is_found() -> None:
+    limits = Limits(max_frontmatter_bytes=500)
+    # The frontmatter is exactly the cap; the fence line after it has trailing blanks.
+    raw = frontmatter_of(500).replace(b"\n---\n", b"\n---  \t\n")
+    assert parse_skill(raw, limits=limits).body == "Body.\n"
+    # The file may end right after the closing "---", exactly where the search stops.
+    assert parse_skill(frontmatter_of(500)[: -len(b"\nBody.\n")], limits=limits).body == ""
+    # 200 three-byte characters fit the search window but not the byte cap.
+    assert code_of(doc("x: " + "\u20ac" * 200 + "\n"), limits=limits) == "frontmatter_too_large"
+
+
 def test_t4_max_depth_at_limit_and_over() -> None:
     limits = Limits(max_depth=4)
     # The top mapping is depth 1; "m: {a: {b: [x]}}" reaches depth 4.

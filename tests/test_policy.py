@@ -5,10 +5,18 @@ Test names that start with ``test_tN_`` stop threat ``TN`` of threat-model.md.
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 import pytest
 
 from skillguard import SkillUsageError
-from skillguard._policy import AgentGrant, AllowPolicy, PolicyError
+from skillguard._cli import main
+from skillguard._policy import AgentGrant, AllowPolicy, PolicyError, parse_policy_with
+from skillguard._yaml import has_c_parser
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 POLICY = b"""\
 agents:
@@ -160,3 +168,129 @@ def test_unhashable_names_are_a_policy_error(items: str) -> None:
     for key in ("skills", "tools", "subagents"):
         with pytest.raises(PolicyError):
             AllowPolicy.from_yaml(f"agents:\n  a: {{{key}: {items}}}\n".encode())
+
+
+# -- T60: one reading for every policy file --------------------------------------------
+
+HIDDEN_GRANT = "agents:\n  clerk:\n    skills: [notes]   # read-only{sep}    workspace: approve\n"
+BACKENDS = ["c", "pure"] if has_c_parser() else ["pure"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"], ids=["LS", "PS", "NEL"])
+def test_t60_a_line_separator_cannot_hide_a_grant(separator: str, backend: str) -> None:
+    # A reviewer (and a YAML 1.2 tool) reads "workspace: approve" as part of the comment;
+    # libyaml breaks the line there and grants it. The document is refused instead.
+    raw = HIDDEN_GRANT.format(sep=separator).encode()
+    with pytest.raises(PolicyError) as info:
+        parse_policy_with(raw, backend=backend)  # type: ignore[arg-type]
+    assert (info.value.code, info.value.line) == ("bad_policy", 3)
+    assert f"U+{ord(separator):04X}" in info.value.reason
+    assert "control_character" in info.value.reason
+    with pytest.raises(PolicyError):
+        AllowPolicy.from_yaml(raw)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'agents:\n  clerk:\n    skills: [notes]\n    tools: ["Read\\u2028Write"]\n',
+        b"agents:\n  clerk:\n    skills: [notes]\x0b\n",
+        b"agents:\n  clerk:\n    skills: [notes]\n\xef\xbb\xbf    workspace: approve\n",
+        b"agents:\n  clerk: {skills: [notes]}\x00\n",
+    ],
+    ids=["escaped-separator", "vertical-tab", "inner-bom", "nul"],
+)
+def test_t60_control_characters_are_refused_in_a_policy(raw: bytes) -> None:
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_yaml(raw)
+    assert "control_character" in info.value.reason
+
+
+def test_t60_a_policy_reads_like_a_skill_bom_and_crlf() -> None:
+    # One leading BOM and CRLF (or lone CR) line ends are read as a skill's are.
+    for raw in (
+        b"\xef\xbb\xbf" + POLICY,
+        POLICY.replace(b"\n", b"\r\n"),
+        POLICY.replace(b"\n", b"\r"),
+    ):
+        assert AllowPolicy.from_yaml(raw).grant("planner") == AllowPolicy.from_yaml(POLICY).grant(
+            "planner"
+        )
+
+
+def test_t60_policy_errors_name_the_file_and_line() -> None:
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_yaml(b"agents:\n  p: {skills: [a]}\n  p: {skills: [b]}\n")
+    assert info.value.line == 3
+    assert "duplicate_key" in info.value.reason
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_yaml(b"agents:\n  p: {skills: [a]\n\xff\n")
+    assert (info.value.line, info.value.reason) == (
+        3,
+        "the policy file is not valid UTF-8 (bad_encoding)",
+    )
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_yaml(b"# only a comment\n")
+    assert info.value.reason == "the policy file is empty (not_a_mapping)"
+
+
+# -- T61: the policy file is read with a cap -------------------------------------------
+
+
+def test_t61_a_huge_sparse_policy_file_is_refused_not_read_whole(tmp_path: Path) -> None:
+    sparse = tmp_path / "policy.yaml"
+    with sparse.open("wb") as handle:
+        handle.truncate(2 * 1024**3)  # 2 GiB of holes: costs no disk, would cost 2 GiB of RAM
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_file(sparse)
+    assert info.value.code == "bad_policy"
+    assert "larger than" in info.value.reason
+
+
+def test_t61_the_cli_refuses_a_huge_policy_with_exit_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sparse = tmp_path / "policy.yaml"
+    with sparse.open("wb") as handle:
+        handle.truncate(2 * 1024**3)
+    code = main(["catalog", "--policy", str(sparse), "--agent", "planner"])
+    assert code == 2
+    assert capsys.readouterr().err.startswith("skillguard: [policy/bad_policy]")
+
+
+def test_t61_policy_file_cap_at_limit_and_over(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    padding = b"# " + b"x" * (1024 * 1024 - len(POLICY) - 3) + b"\n"
+    path.write_bytes(POLICY + padding)
+    assert AllowPolicy.from_file(path).allowed("planner", "pdf-tools")
+    path.write_bytes(POLICY + padding + b"\n")
+    with pytest.raises(PolicyError):
+        AllowPolicy.from_file(path)
+
+
+def test_t61_a_policy_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: a blocking read would hang forever
+    for path in (fifo, tmp_path):
+        with pytest.raises(PolicyError) as info:
+            AllowPolicy.from_file(path)
+        assert info.value.reason == "the policy file is not a regular file"
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_file(tmp_path / "missing.yaml")
+    assert info.value.reason == "the policy file cannot be read"
+
+
+def test_policy_from_file_takes_str_and_path_like(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_bytes(POLICY)
+    for given in (path, str(path)):
+        assert AllowPolicy.from_file(given).allowed("researcher", "pdf-tools")
+    for bad in (5, b"policy.yaml", None):
+        with pytest.raises(SkillUsageError) as info:
+            AllowPolicy.from_file(bad)  # type: ignore[arg-type]
+        assert info.value.code == "bad_argument"
+    with pytest.raises(SkillUsageError):
+        AllowPolicy.from_file("policy\x00.yaml")
+    with pytest.raises(SkillUsageError):
+        parse_policy_with("agents: {}", backend=None)  # type: ignore[arg-type]

@@ -92,4 +92,5 @@ def test_only_saferoot_touches_the_file_system() -> None:
         "path.expanduser",
         "path.basename",
         "path.normpath",
+        "path.abspath",
     }

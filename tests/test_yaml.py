@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from skillguard import FrozenMap, Limits, MalformedSkillError, Profile, SkillUsageError
 from skillguard._limits import DEFAULT_LIMITS
-from skillguard._yaml import compose_mapping, default_backend, has_c_parser
+from skillguard._yaml import Backend, KeyLines, default_backend, has_c_parser, load_document
+
+if TYPE_CHECKING:
+    from skillguard._model import YamlValue
 
 needs_c = pytest.mark.skipif(not has_c_parser(), reason="ruamel.yaml.clib is not installed")
 BACKENDS = ["c", "pure"] if has_c_parser() else ["pure"]
 PROFILES: tuple[Profile, ...] = ("strict", "compat")
 
 
+def compose(
+    text: str, limits: Limits, *, first_line: int = 1, backend: Backend | None = None
+) -> tuple[dict[str, YamlValue], KeyLines]:
+    """A document already decoded, as the SKILL.md parser hands its frontmatter over."""
+    return load_document(text, limits, what="the document", first_line=first_line, backend=backend)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_compose_builds_plain_immutable_data(backend: str) -> None:
     text = "a: b\nm: {k: v, n: [1, {x: y}]}\nl:\n  - p\n  - [q]\n"
-    value, lines = compose_mapping(text, DEFAULT_LIMITS, first_line=2, backend=backend)  # type: ignore[arg-type]
+    value, lines = compose(text, DEFAULT_LIMITS, first_line=2, backend=backend)  # type: ignore[arg-type]
     assert value == {
         "a": "b",
         "m": {"k": "v", "n": ("1", {"x": "y"})},
@@ -32,7 +44,7 @@ def test_compose_builds_plain_immutable_data(backend: str) -> None:
 def test_keys_compare_as_the_strings_they_denote(backend: str) -> None:
     for text in ("a: 1\n'a': 2\n", 'a: 1\n"a": 2\n', "? a\n: 1\na: 2\n", '"\\x61": 1\na: 2\n'):
         with pytest.raises(MalformedSkillError) as info:
-            compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+            compose(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
         assert info.value.code == "duplicate_key"
 
 
@@ -41,7 +53,7 @@ def test_yaml_1_10_directive_never_reaches_the_parser(backend: str) -> None:
     # ruamel's pure parser raises AssertionError on "%YAML 1.10". skillguard refuses
     # every directive line before either parser sees the text.
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping("%YAML 1.10\n---\na: b\n", DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+        compose("%YAML 1.10\n---\na: b\n", DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
     assert info.value.code == "yaml_directive"
     assert info.value.line == 1
 
@@ -50,14 +62,14 @@ def test_yaml_1_10_directive_never_reaches_the_parser(backend: str) -> None:
 def test_t4_thirty_thousand_brackets_on_each_backend(backend: str) -> None:
     limits = Limits(max_frontmatter_bytes=100_000)
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping("x: " + "[" * 30_000, limits, backend=backend)  # type: ignore[arg-type]
+        compose("x: " + "[" * 30_000, limits, backend=backend)  # type: ignore[arg-type]
     assert info.value.code == "too_deep"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_syntax_error_messages_do_not_quote_the_input(backend: str) -> None:
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping('a: "secret-token \\q"\n', DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+        compose('a: "secret-token \\q"\n', DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
     assert "secret-token" not in str(info.value)
     assert info.value.line == 1
 
@@ -68,14 +80,14 @@ def test_default_backend_is_c_when_installed() -> None:
 
 def test_unknown_backend_is_not_accepted() -> None:
     with pytest.raises(SkillUsageError):
-        compose_mapping("a: b\n", DEFAULT_LIMITS, backend="rust")  # type: ignore[arg-type]
+        compose("a: b\n", DEFAULT_LIMITS, backend="rust")  # type: ignore[arg-type]
 
 
 def test_c_backend_requested_without_the_extension_is_a_usage_error() -> None:
     if has_c_parser():
         pytest.skip("the C extension is installed here")
     with pytest.raises(SkillUsageError):
-        compose_mapping("a: b\n", DEFAULT_LIMITS, backend="c")
+        compose("a: b\n", DEFAULT_LIMITS, backend="c")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -89,7 +101,7 @@ def test_c_backend_requested_without_the_extension_is_a_usage_error() -> None:
     ],
 )
 def test_tabs_inside_quoted_scalars_are_accepted(backend: str, text: str, expected: object) -> None:
-    value, _ = compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    value, _ = compose(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
     assert value == expected
 
 
@@ -109,7 +121,7 @@ def test_tabs_inside_quoted_scalars_are_accepted(backend: str, text: str, expect
 def test_tabs_outside_quoted_scalars_are_refused(backend: str, text: str) -> None:
     # The C and pure parsers disagree on tabs here; skillguard accepts neither form.
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping(text, DEFAULT_LIMITS, first_line=5, backend=backend)  # type: ignore[arg-type]
+        compose(text, DEFAULT_LIMITS, first_line=5, backend=backend)  # type: ignore[arg-type]
     assert info.value.code in ("tab_character", "yaml_syntax")
     assert info.value.line == 5
 
@@ -118,20 +130,20 @@ def test_tabs_outside_quoted_scalars_are_refused(backend: str, text: str) -> Non
 @pytest.mark.parametrize("text", [": v\n", "k: {: v}\n", ":\n"])
 def test_empty_plain_keys_are_refused(backend: str, text: str) -> None:
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+        compose(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
     assert info.value.code in ("yaml_null_key", "yaml_syntax")
 
 
 def test_null_key_code_on_the_pure_parser() -> None:
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping(": v\n", DEFAULT_LIMITS, backend="pure")
+        compose(": v\n", DEFAULT_LIMITS, backend="pure")
     assert info.value.code == "yaml_null_key"
 
 
 @needs_c
 def test_tab_code_on_the_c_parser() -> None:
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping("a: 'x'\nk: a\tb\n", DEFAULT_LIMITS, first_line=2, backend="c")
+        compose("a: 'x'\nk: a\tb\n", DEFAULT_LIMITS, first_line=2, backend="c")
     assert (info.value.code, info.value.line) == ("tab_character", 3)
 
 
@@ -144,18 +156,79 @@ def test_colon_in_unquoted_flow_scalar_is_refused(backend: str, text: str) -> No
     # Found by the differential fuzzer: YAML 1.2 reads "a:b" in a flow collection as
     # one scalar, libyaml (YAML 1.1) refuses it. skillguard refuses both readings.
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+        compose(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
     assert info.value.code in ("yaml_ambiguous", "yaml_syntax")
 
 
 def test_ambiguous_code_on_the_pure_parser() -> None:
     with pytest.raises(MalformedSkillError) as info:
-        compose_mapping("m: {k: PD:F}\n", DEFAULT_LIMITS, backend="pure")
+        compose("m: {k: PD:F}\n", DEFAULT_LIMITS, backend="pure")
     assert info.value.code == "yaml_ambiguous"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_colons_stay_allowed_where_both_parsers_agree(backend: str) -> None:
     text = 'a: b:c\nm: {k: "PD:F"}\nl: [a: b]\nu: http://x\n'
-    value, _ = compose_mapping(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
+    value, _ = compose(text, DEFAULT_LIMITS, backend=backend)  # type: ignore[arg-type]
     assert value == {"a": "b:c", "m": {"k": "PD:F"}, "l": ({"a": "b"},), "u": "http://x"}
+
+
+# -- load_document: the one entry point (T60) ----------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_t60_load_document_decodes_bytes_like_a_skill(backend: Backend) -> None:
+    for raw in (b"\xef\xbb\xbfa: b\r\nc: d\r\n", b"a: b\rc: d\r", b"a: b\nc: d\n"):
+        value, lines = load_document(raw, DEFAULT_LIMITS, what="the registry", backend=backend)
+        assert value == {"a": "b", "c": "d"}
+        assert lines.as_dict() == {"a": 1, "c": 2}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85", "\x0b", "\x1b", "\ufeff", "\x00"])
+def test_t60_load_document_refuses_line_separators_and_controls(
+    backend: Backend, char: str
+) -> None:
+    raw = f"a: b\nc: d # note{char}e: f\n"
+    for given in (raw, raw.encode()):
+        with pytest.raises(MalformedSkillError) as info:
+            load_document(given, DEFAULT_LIMITS, what="the registry", first_line=4, backend=backend)
+        assert (info.value.code, info.value.line) == ("control_character", 5)
+        assert info.value.reason.endswith("in the registry")
+
+
+def test_t60_a_lone_surrogate_in_text_is_refused() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        load_document("a: \ud800\n", DEFAULT_LIMITS, what="the registry")
+    assert info.value.code == "control_character"
+
+
+def test_load_document_size_cap_at_limit_and_over() -> None:
+    limits = Limits(max_frontmatter_bytes=100)
+    at_cap = "a: " + "\u20ac" * 32 + "\n"  # 3 + 96 + 1 bytes
+    assert load_document(at_cap, limits, what="the registry")[0] == {"a": "\u20ac" * 32}
+    assert load_document(at_cap.encode(), limits, what="the registry")[0] == {"a": "\u20ac" * 32}
+    over = "a: " + "\u20ac" * 32 + "x\n"
+    for given in (over, over.encode()):
+        with pytest.raises(MalformedSkillError) as info:
+            load_document(given, limits, what="the registry")
+        assert info.value.code == "too_large"
+        assert info.value.reason == "the registry is larger than 100 bytes"
+
+
+def test_load_document_refuses_bad_utf8_with_its_line() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        load_document(b"a: b\nc: \xff\n", DEFAULT_LIMITS, what="the registry")
+    assert (info.value.code, info.value.line) == ("bad_encoding", 2)
+    assert info.value.reason == "the registry is not valid UTF-8"
+
+
+def test_load_document_empty_documents() -> None:
+    for raw in (b"", b"\n \n", ""):
+        assert load_document(raw, DEFAULT_LIMITS, what="x", allow_empty=True)[0] == {}
+        with pytest.raises(MalformedSkillError) as info:
+            load_document(raw, DEFAULT_LIMITS, what="the registry")
+        assert info.value.reason == "the registry is empty"
+    with pytest.raises(MalformedSkillError) as info:
+        load_document(b"- a\n", DEFAULT_LIMITS, what="the registry", allow_empty=True)
+    assert info.value.reason == "the registry must be a mapping"

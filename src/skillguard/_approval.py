@@ -1,23 +1,29 @@
-"""Human approval of workspace skills, bound to the exact bytes the human saw.
+"""Human approval of workspace skills, bound to the exact folder the human saw.
 
-Rules (threat-model.md T25-T26):
+Rules (threat-model.md T26, T30-T34):
 
-* An ``ApprovalRequest`` carries the sha256 and size of the snapshot read for it, and a
-  bounded, escaped preview of its body. What is loaded after approval is that snapshot,
-  never a re-read: a file changed in between never reaches the agent.
+* An ``ApprovalRequest`` carries the snapshot's manifest (every file's path, size and
+  sha256), the one ``digest`` over it that the approval binds, every entry that was not
+  taken and why, the frontmatter fields that grant or steer anything, and a bounded
+  preview of the description and body with hidden characters shown. What is served
+  after approval is that snapshot (``_snapshot``), never a re-read.
 * An ``Approver`` is any callable taking a request and returning a ``Decision``; an
   async one serves asyncio swarms. No answer, an exception, or anything but an approving
   ``Decision`` is a denial.
 * ``deny_all`` is the default. ``ConsoleApprover`` asks on a TTY and refuses without
-  one. ``TrustStore`` pins approvals (skill, sha256, who, when) in a file written
-  atomically under a lock: a pinned hash loads without asking, a changed hash asks
-  again, and a pin is revoked in one call.
+  one; it prints skillguard's own facts plainly and every piece of the skill's text
+  inside a railed block, each line behind a gutter, so content cannot forge the prompt.
+* ``TrustStore`` pins approvals in a versioned JSON file (the operator's own), written
+  atomically under a lock: one pin per skill and source folder, for one manifest digest.
+  A file with two pins for one key, a repeated JSON key, an unknown field or version, or
+  anything else ambiguous is refused whole: it never approves anything.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import inspect
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -26,13 +32,19 @@ from typing import TYPE_CHECKING, Literal, TextIO, TypeAlias
 import attrs
 
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import FileLock, read_trusted_file, write_atomic
-from ._parse import FORBIDDEN_CHARS
+from ._fs import FileLock, operator_path, read_operator_bytes, write_atomic
+from ._json import StrictJSONError, loads_strict
+from ._parse import is_valid_name
+from ._text import reveal, terminal_safe
 
 if TYPE_CHECKING:
-    from ._model import Skill
+    import os
+
+    from ._fs import Skipped
+    from ._snapshot import Snapshot
 
 __all__ = [
+    "AnyApprover",
     "ApprovalDeniedError",
     "ApprovalError",
     "ApprovalRequest",
@@ -42,12 +54,23 @@ __all__ = [
     "ConsoleApprover",
     "Decision",
     "Pin",
+    "PinningApprover",
     "TrustStore",
     "deny_all",
+    "is_digest",
     "make_request",
 ]
 
 PREVIEW_CHARS = 2000
+TRUST_STORE_VERSION = 2
+_TRUST_STORE_MAX_BYTES = 4 * 1024 * 1024  # about 10,000 pins
+_DIGEST_RE = re.compile(r"[0-9a-f]{64}")
+_PIN_KEYS = frozenset({"skill", "source", "digest", "skill_sha256", "by", "when"})
+
+
+def is_digest(value: object) -> bool:
+    """Whether *value* is a sha256 digest as skillguard writes it (64 lowercase hex)."""
+    return isinstance(value, str) and _DIGEST_RE.fullmatch(value) is not None
 
 
 class ApprovalError(SkillError):
@@ -66,7 +89,16 @@ class ApprovalRequiredError(ApprovalError):
 
 @attrs.frozen
 class ApprovalRequest:
-    """What a human is asked to approve: one agent, one skill, one exact snapshot."""
+    """What a human is asked to approve: one agent, one skill, one exact folder.
+
+    ``digest`` is the manifest digest the approval binds (every file of the skill);
+    ``sha256`` and ``size`` describe ``SKILL.md`` alone. ``folder`` is the skill
+    folder's absolute path as text: with ``skill`` it keys a pin. ``files`` lists
+    every file as ``(path, size, sha256)``; ``skipped`` every entry not taken, as
+    ``(path, code, reason)``; ``grants`` the frontmatter fields that grant or steer
+    anything, as ``(field, value)``. Every string that came from the skill is bounded,
+    and its hidden characters are shown as ``[U+XXXX]``.
+    """
 
     request_id: str
     agent: str
@@ -78,6 +110,12 @@ class ApprovalRequest:
     description: str
     preview: str
     time: str
+    digest: str = ""
+    folder: str = ""
+    files: tuple[tuple[str, int, str], ...] = ()
+    skipped: tuple[tuple[str, str, str], ...] = ()
+    grants: tuple[tuple[str, str], ...] = ()
+    total_size: int = 0
 
 
 @attrs.frozen
@@ -97,39 +135,127 @@ class Decision:
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Decision]
 AsyncApprover: TypeAlias = Callable[[ApprovalRequest], Awaitable[Decision]]
+# What a Loader takes: either of the above, or one that answers now or later
+# (a ``TrustStore`` approver with an async fallback).
+AnyApprover: TypeAlias = Callable[[ApprovalRequest], "Decision | Awaitable[Decision]"]
 
 
-def _escaped(text: str, limit: int) -> str:
-    """Bounded, and with every control, bidi or invisible character shown as U+FFFD:
-    what the human reads is what the model would read, with nothing hidden."""
-    shown = text[:limit]
-    cleaned = "".join(
-        ch if ch in "\n\t" or (ch.isprintable() and ch not in FORBIDDEN_CHARS) else "\ufffd"
-        for ch in shown
-    )
-    return cleaned + ("\n[... preview cut ...]" if len(text) > limit else "")
+def _shown(text: str, limit: int) -> str:
+    """Bounded, with every hidden or control character shown as ``[U+XXXX]``: what the
+    human reads is what the model would read, with nothing hidden."""
+    cut = len(text) > limit
+    return reveal(text[:limit]) + ("\n[... preview cut ...]" if cut else "")
 
 
-def make_request(agent: str, skill: Skill, source: str, path: str) -> ApprovalRequest:
-    """A request for *skill* as parsed from the snapshot (its sha256 binds the approval)."""
+def _steering(snapshot: Snapshot) -> tuple[tuple[str, str], ...]:
+    """The frontmatter fields that grant or steer anything, as the human must see them."""
+    skill = snapshot.skill
+    fields: list[tuple[str, str]] = []
+    if skill.allowed_tools:
+        fields.append(("allowed-tools", " ".join(skill.allowed_tools)))
+    if skill.compatibility is not None:
+        fields.append(("compatibility", skill.compatibility))
+    for key, value in skill.metadata.items():
+        fields.append((f"metadata.{key}", value if isinstance(value, str) else repr(value)))
+    for attribute, field in _CLAUDE_FIELDS:
+        setting: object = getattr(skill, attribute, None)
+        if setting is None or setting == _CLAUDE_DEFAULTS.get(attribute):
+            continue
+        fields.append((field, str(setting).lower() if isinstance(setting, bool) else str(setting)))
+    for key, value in skill.extra.items():
+        fields.append((key, value if isinstance(value, str) else repr(value)))
+    return tuple((reveal(key)[:128], _shown(text, 512)) for key, text in fields)
+
+
+_CLAUDE_FIELDS = (
+    ("disable_model_invocation", "disable-model-invocation"),
+    ("user_invocable", "user-invocable"),
+    ("argument_hint", "argument-hint"),
+    ("model", "model"),
+    ("context", "context"),
+    ("agent", "agent"),
+)
+_CLAUDE_DEFAULTS: dict[str, object] = {"disable_model_invocation": False, "user_invocable": True}
+
+
+def make_request(agent: str, snapshot: Snapshot, source: str, path: str) -> ApprovalRequest:
+    """A request for *snapshot* (its manifest digest binds the approval)."""
+    skill = snapshot.skill
+    manifest = snapshot.manifest
     return ApprovalRequest(
         request_id=uuid.uuid4().hex,
         agent=agent,
         skill=skill.name,
-        source=source,
-        path=safe_repr(path, limit=256)[1:-1],
+        source=reveal(source),
+        path=reveal(path),
         sha256=skill.sha256,
         size=skill.size,
-        description=_escaped(skill.description, 1024),
-        preview=_escaped(skill.body, PREVIEW_CHARS),
+        description=_shown(skill.description, 1024),
+        preview=_shown(skill.body, PREVIEW_CHARS),
         time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        digest=manifest.digest,
+        folder=snapshot.folder,
+        files=tuple((reveal(f.path), f.size, f.sha256) for f in manifest.files),
+        skipped=tuple(_skipped(item) for item in manifest.skipped),
+        grants=_steering(snapshot),
+        total_size=manifest.total_bytes,
     )
+
+
+def _skipped(item: Skipped) -> tuple[str, str, str]:
+    return (reveal(item.path), item.code, reveal(item.reason))
 
 
 def deny_all(request: ApprovalRequest) -> Decision:
     """The default approver: no workspace skill is approved."""
     del request
     return Decision(approved=False, by="deny_all")
+
+
+_RAIL = "  +------ text written by the skill's author: read it, do not obey it ------"
+_RAIL_END = "  +------ end of the skill's text ------"
+_GUTTER = "  | "
+
+
+def _railed(label: str, text: str) -> list[str]:
+    lines = [f"{_GUTTER}[{label}]"]
+    lines.extend(f"{_GUTTER}{terminal_safe(line)}" for line in text.split("\n"))
+    return lines
+
+
+def render_request(request: ApprovalRequest) -> str:
+    """The request as a terminal shows it: skillguard's facts first, plainly; then every
+    piece of the skill's own text in a railed block, each line behind a gutter, so
+    no content can print a line that looks like one of the facts or the prompt."""
+
+    def fact(value: str) -> str:
+        return safe_repr(terminal_safe(value), limit=300)
+
+    lines = [
+        f"skillguard: agent {fact(request.agent)} asks for workspace skill {fact(request.skill)}",
+        f"  folder    {fact(request.folder or request.source + '/' + request.path)}",
+        (
+            f"  digest    {request.digest} (what you approve: all {len(request.files)} "
+            f"files, {request.total_size} bytes)"
+        ),
+        f"  SKILL.md  sha256 {request.sha256} ({request.size} bytes)",
+        "  files:",
+    ]
+    lines.extend(
+        f"    {size:>9}  {digest[:16]}  {fact(path)}" for path, size, digest in request.files
+    )
+    if request.skipped:
+        lines.append("  not taken (never served):")
+        lines.extend(
+            f"    {fact(path)}: {code}: {fact(reason)}" for path, code, reason in request.skipped
+        )
+    lines.append("  grants and settings:" if request.grants else "  grants and settings: none")
+    lines.extend(f"    {fact(field)}: {fact(value)}" for field, value in request.grants)
+    lines.append(_RAIL)
+    lines.extend(_railed("description", request.description))
+    lines.extend(_railed("body", request.preview))
+    lines.append(_RAIL_END)
+    return "\n".join(lines) + "\n"
 
 
 class ConsoleApprover:
@@ -143,14 +269,8 @@ class ConsoleApprover:
     def __call__(self, request: ApprovalRequest) -> Decision:
         if not (self.stdin.isatty() and self.stdout.isatty()):
             return Decision(approved=False, by=f"{self.who} (no terminal)")
-        self.stdout.write(
-            f"Agent {request.agent} asks for workspace skill {request.skill}\n"
-            f"  from {request.source}:{request.path}\n"
-            f"  sha256 {request.sha256} ({request.size} bytes)\n"
-            f"  {request.description}\n"
-            f"--- preview ---\n{request.preview}\n--- end ---\n"
-            "Approve once [y], pin this exact content [p], or deny [N]? "
-        )
+        self.stdout.write(render_request(request))
+        self.stdout.write("Approve once [y], pin this exact content [p], or deny [N]? ")
         self.stdout.flush()
         answer = self.stdin.readline().strip().lower()
         if answer in ("y", "yes"):
@@ -160,69 +280,143 @@ class ConsoleApprover:
         return Decision(approved=False, by=self.who)
 
 
+def _pin_field(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    del instance
+    if not isinstance(value, str):
+        raise SkillUsageError("bad_argument", f"Pin.{attribute.name} must be a str")
+
+
+def _pin_digest(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    del instance
+    if not is_digest(value):
+        raise SkillUsageError(
+            "bad_digest", f"Pin.{attribute.name} must be a sha256 of 64 lowercase hex digits"
+        )
+
+
+def _pin_skill(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    del instance, attribute
+    if not isinstance(value, str) or not is_valid_name(value):
+        raise SkillUsageError("bad_argument", "Pin.skill must be a skill name")
+
+
 @attrs.frozen
 class Pin:
-    """One pinned approval: this skill, with exactly these bytes, approved by whom, when."""
+    """One pinned approval: this skill, from this folder, with exactly this manifest
+    digest (every file), approved by whom, when. ``skill_sha256`` is the ``SKILL.md``
+    within it, so a catalog can tell that the description it shows was approved."""
 
-    skill: str = attrs.field(validator=attrs.validators.instance_of(str))
-    sha256: str = attrs.field(validator=attrs.validators.instance_of(str))
-    by: str = attrs.field(validator=attrs.validators.instance_of(str))
-    when: str = attrs.field(validator=attrs.validators.instance_of(str))
+    skill: str = attrs.field(validator=_pin_skill)
+    source: str = attrs.field(validator=_pin_field)
+    digest: str = attrs.field(validator=_pin_digest)
+    skill_sha256: str = attrs.field(validator=_pin_digest)
+    by: str = attrs.field(validator=_pin_field)
+    when: str = attrs.field(validator=_pin_field)
+
+
+def _invalid(reason: str) -> ApprovalError:
+    return ApprovalError("trust_store", f"the trust store is not valid: {reason}")
 
 
 class TrustStore:
-    """Pinned approvals in a JSON file (the operator's own), written atomically."""
+    """Pinned approvals in a versioned JSON file (the operator's own), written atomically.
 
-    def __init__(self, path: str) -> None:
-        if not isinstance(path, str):
-            raise SkillUsageError("bad_argument", "the trust store path must be a str")
-        self.path = path
-        self._lock = FileLock(path)
+    Format: ``{"version": 2, "pins": [{"skill", "source", "digest", "skill_sha256",
+    "by", "when"}, ...]}``, one pin per (skill, source). Reading refuses the whole file
+    (``ApprovalError``, code ``trust_store``) on anything ambiguous.
+    """
 
-    def _load(self) -> dict[str, Pin]:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = operator_path(path, "the trust store path")
+        self._lock = FileLock(self.path)
+
+    def _load(self) -> dict[tuple[str, str], Pin]:
         try:
-            raw = read_trusted_file(self.path)
+            raw = read_operator_bytes(self.path, limit=_TRUST_STORE_MAX_BYTES)
         except FileNotFoundError:
             return {}
         except OSError as exc:
             raise ApprovalError("trust_store", "the trust store cannot be read") from exc
+        if not raw.strip():
+            return {}
         try:
-            data = json.loads(raw) if raw.strip() else {"pins": []}
-            pins = {entry["skill"]: Pin(**entry) for entry in data["pins"]}
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
-            raise ApprovalError("trust_store", "the trust store is not valid") from exc
+            data = loads_strict(raw, max_bytes=_TRUST_STORE_MAX_BYTES, max_depth=3)
+        except StrictJSONError as exc:
+            raise _invalid(str(exc)) from exc
+        if not isinstance(data, dict) or set(data) != {"version", "pins"}:
+            raise _invalid('the top level must be {"version": 2, "pins": [...]}')
+        version = data["version"]
+        if type(version) is not int or version != TRUST_STORE_VERSION:
+            raise _invalid(f"version must be {TRUST_STORE_VERSION} (re-pin older approvals)")
+        entries = data["pins"]
+        if not isinstance(entries, list):
+            raise _invalid("'pins' must be a list")
+        pins: dict[tuple[str, str], Pin] = {}
+        for number, entry in enumerate(entries, start=1):
+            if not isinstance(entry, dict) or set(entry) != _PIN_KEYS:
+                raise _invalid(f"pin {number} must have exactly the fields {sorted(_PIN_KEYS)}")
+            try:
+                pin = Pin(**entry)
+            except SkillUsageError as exc:
+                raise _invalid(f"pin {number}: {exc.reason}") from exc
+            key = (pin.skill, pin.source)
+            if key in pins:
+                raise _invalid(f"pin {number} repeats the skill and source of another pin")
+            pins[key] = pin
         return pins
 
-    def _save(self, pins: dict[str, Pin]) -> None:
-        document = {"pins": [attrs.asdict(pin) for pin in sorted(pins.values(), key=str)]}
+    def _save(self, pins: dict[tuple[str, str], Pin]) -> None:
+        ordered = sorted(pins.values(), key=lambda pin: (pin.skill, pin.source))
+        document = {"version": TRUST_STORE_VERSION, "pins": [attrs.asdict(p) for p in ordered]}
+        import json  # noqa: PLC0415 - only writing needs the encoder
+
         write_atomic(self.path, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n")
 
     def pins(self) -> tuple[Pin, ...]:
+        """Every pin, by skill and source. Raises ``ApprovalError`` (``trust_store``)."""
         with self._guard():
-            return tuple(sorted(self._load().values(), key=lambda pin: pin.skill))
+            return tuple(sorted(self._load().values(), key=lambda pin: (pin.skill, pin.source)))
 
-    def is_pinned(self, skill: str, sha256: str) -> bool:
+    def pinned(self, skill: str, source: str) -> Pin | None:
+        """The pin for *skill* from *source*, if any."""
+        _strings(skill=skill, source=source)
         with self._guard():
-            pin = self._load().get(skill)
-        return pin is not None and pin.sha256 == sha256
+            return self._load().get((skill, source))
 
-    def pin(self, skill: str, sha256: str, by: str) -> Pin:
-        if not all(isinstance(value, str) for value in (skill, sha256, by)):
-            raise SkillUsageError("bad_argument", "skill, sha256 and by must be str")
-        entry = Pin(skill, sha256, by, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    def is_pinned(self, skill: str, digest: str, *, source: str) -> bool:
+        """Whether *skill* from *source* is pinned with exactly this manifest *digest*."""
+        _strings(skill=skill, digest=digest, source=source)
+        pin = self.pinned(skill, source)
+        return pin is not None and pin.digest == digest
+
+    def pin(self, skill: str, digest: str, by: str, *, source: str, skill_sha256: str) -> Pin:
+        """Pin *digest* for *skill* from *source* (replacing that key's earlier pin).
+
+        Raises ``SkillUsageError`` (``bad_argument``, ``bad_digest``) for bad values and
+        ``ApprovalError`` (``trust_store``) when the file cannot be read or written.
+        """
+        _strings(skill=skill, digest=digest, by=by, source=source, skill_sha256=skill_sha256)
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        entry = Pin(skill, source, digest, skill_sha256, by, now)
         with self._guard():
             pins = self._load()
-            pins[skill] = entry
+            pins[(skill, source)] = entry
             self._save(pins)
         return entry
 
-    def revoke(self, skill: str) -> bool:
+    def revoke(self, skill: str, *, source: str | None = None) -> int:
+        """Remove the pins of *skill* (from *source* only, when given); how many went."""
+        _strings(skill=skill)
+        if source is not None:
+            _strings(source=source)
         with self._guard():
             pins = self._load()
-            removed = pins.pop(skill, None) is not None
-            if removed:
+            gone = [key for key in pins if key[0] == skill and source in (None, key[1])]
+            for key in gone:
+                del pins[key]
+            if gone:
                 self._save(pins)
-        return removed
+        return len(gone)
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
@@ -233,16 +427,52 @@ class TrustStore:
         except OSError as exc:
             raise ApprovalError("trust_store", "the trust store cannot be read or written") from exc
 
-    def approver(self, fallback: Approver = deny_all) -> Approver:
-        """Approve pinned hashes without asking; ask *fallback* otherwise, pinning a
-        ``scope="pin"`` answer."""
+    def approver(self, fallback: Approver | AsyncApprover = deny_all) -> PinningApprover:
+        """Approve pinned digests without asking; ask *fallback* (sync or async)
+        otherwise, pinning a ``scope="pin"`` answer."""
+        if not callable(fallback):
+            raise SkillUsageError("bad_argument", "the fallback approver must be callable")
+        return PinningApprover(self, fallback)
 
-        def approve(request: ApprovalRequest) -> Decision:
-            if self.is_pinned(request.skill, request.sha256):
-                return Decision(approved=True, by="trust-store")
-            decision = fallback(request)
-            if decision.approved and decision.scope == "pin":
-                self.pin(request.skill, request.sha256, decision.by)
-            return decision
 
-        return approve
+def _strings(**values: object) -> None:
+    for name, value in values.items():
+        if not isinstance(value, str):
+            raise SkillUsageError("bad_argument", f"{name} must be a str")
+
+
+class PinningApprover:
+    """A ``TrustStore``'s approver. Called with a request, it answers at once for a
+    pinned digest; otherwise it returns the fallback's answer, or, for an async
+    fallback, an awaitable of it (``Loader.aload`` awaits it; the pin is written when
+    the answer arrives)."""
+
+    def __init__(self, store: TrustStore, fallback: Approver | AsyncApprover) -> None:
+        self.store = store
+        self.fallback = fallback
+
+    def __call__(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]:
+        if self.store.is_pinned(request.skill, request.digest, source=request.folder):
+            return Decision(approved=True, by="trust-store")
+        answer = self.fallback(request)
+        if inspect.isawaitable(answer):
+            return self._finish_async(request, answer)
+        return self._finish(request, answer)
+
+    async def _finish_async(
+        self, request: ApprovalRequest, answer: Awaitable[Decision]
+    ) -> Decision:
+        return self._finish(request, await answer)
+
+    def _finish(self, request: ApprovalRequest, decision: object) -> Decision:
+        if not isinstance(decision, Decision):
+            return Decision(approved=False, by="no valid answer")
+        if decision.approved and decision.scope == "pin":
+            self.store.pin(
+                request.skill,
+                request.digest,
+                decision.by,
+                source=request.folder,
+                skill_sha256=request.sha256,
+            )
+        return decision

@@ -1,9 +1,13 @@
 """The ``skillguard`` command line.
 
-Exit codes: 0 when every result is ok, 1 when any failed, 2 on a usage error. No
-traceback reaches the terminal whatever the input: an unexpected exception while
-checking one path becomes a failed result of kind ``internal`` (and is a bug).
-Everything printed that came from disk (paths, keys) is escaped first.
+Exit codes: 0 when every result is ok, 1 when any failed, 2 on a usage error; ``audit``
+adds 3 (a keyed log checked without its key) and 4 (with another key). A reader that
+goes away (``| head``) ends any command quietly with 141, the status a shell reports
+for a Unix tool ended by SIGPIPE. No traceback reaches the terminal whatever the input:
+an unexpected exception while checking one path becomes a failed result of kind
+``internal`` (and is a bug). Everything printed that came from disk (paths, keys) is
+escaped first. The command line configures no logging: audit events go to
+``--audit-log`` (hash chained), never to stdout, which carries the command's output.
 """
 
 from __future__ import annotations
@@ -11,14 +15,13 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import attrs
-import structlog
 
+from ._approval import is_digest
 from ._commands import report, run_audit, run_catalog, run_load, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError
@@ -37,6 +40,7 @@ __all__ = ["main"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 DEFAULT_MAX_DEPTH = 8
 
 
@@ -56,6 +60,12 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
+
+
+def _digest(text: str) -> str:
+    if not is_digest(text):
+        raise argparse.ArgumentTypeError("a DIGEST is a sha256 of 64 lowercase hex digits")
+    return text
 
 
 def _path(text: str) -> str:
@@ -133,12 +143,27 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     load.add_argument("--audit-key-file", type=_path, help="key the audit records (HMAC)")
     load.add_argument("name", metavar="NAME")
 
-    trust = commands.add_parser("trust", help="list, pin or revoke approvals")
-    trust.add_argument("action", choices=("list", "add", "revoke"))
-    trust.add_argument("name", nargs="?", metavar="NAME")
-    trust.add_argument("sha256", nargs="?", metavar="SHA256")
-    trust.add_argument("--trust-store", required=True, type=_path)
-    trust.add_argument("--by", default="operator", help="who pins (for add)")
+    trust = commands.add_parser("trust", help="show, pin, list or revoke approvals")
+    actions = trust.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    listing = actions.add_parser("list", help="every pin of the trust store")
+    listing.add_argument("--trust-store", required=True, type=_path)
+    show = actions.add_parser(
+        "show", help="what approving a workspace skill covers: its digest, files and grants"
+    )
+    show.add_argument("name", metavar="NAME")
+    show.add_argument("--project", type=_path, help="whose workspace roots to use")
+    add = actions.add_parser(
+        "add", help="pin a workspace skill, if its folder's digest is DIGEST (see 'trust show')"
+    )
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("digest", metavar="DIGEST", type=_digest)
+    add.add_argument("--trust-store", required=True, type=_path)
+    add.add_argument("--project", type=_path, help="whose workspace roots to use")
+    add.add_argument("--by", default="operator", help="who pins")
+    revoke = actions.add_parser("revoke", help="remove the pins of a skill")
+    revoke.add_argument("name", metavar="NAME")
+    revoke.add_argument("--trust-store", required=True, type=_path)
+    revoke.add_argument("--source", help="only the pin for this skill folder")
 
     audit = commands.add_parser("audit", help="verify or summarize an audit log")
     audit.add_argument("action", choices=("verify", "summarize"))
@@ -149,8 +174,15 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
         type=_non_negative,
         help="verify: the record count shipped elsewhere (catches a deleted tail)",
     )
+    audit.add_argument(
+        "--expect-log-id",
+        metavar="ID",
+        help="the log id shipped elsewhere (catches another log swapped in)",
+    )
     audit.add_argument("--agent", help="summarize: only this agent")
-    audit.add_argument("--since", help="summarize: only records at or after this UTC time")
+    audit.add_argument(
+        "--since", help="summarize: only records at or after this ISO 8601 time (UTC if naive)"
+    )
     audit.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -329,15 +361,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = io.StringIO()
     if sys.stderr is None:
         sys.stderr = io.StringIO()
-    parser = _build_parser()
-    # The command line is a host application: audit events go to --audit-log (hash
-    # chained), not to the terminal, whose stdout carries the command's output.
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     for stream in (sys.stdout, sys.stderr):
         # A terminal or pipe that cannot encode a character must not turn output into a
         # traceback: unencodable characters are escaped instead.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
+    try:
+        code = _run(argv)
+        # Flushed here, not at exit: a reader gone away is then seen below.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): nothing more to say, and no traceback, not
+        # even from the interpreter flushing stdout at exit (Python's documented recipe).
+        devnull = os.open(os.devnull, os.O_WRONLY)  # noqa: TID251 - not skill input
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = _build_parser()
     try:
         args = parser.parse_args(argv)
         if args.version:
@@ -359,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         except SkillError as exc:  # a refusal: one line, exit 1
             return report(sys.stderr, exc)
+        except BrokenPipeError:
+            raise  # not a bug: the reader went away (``main`` ends quietly)
         except Exception as exc:  # a bug; reported in one line, never a traceback
             sys.stderr.write(f"skillguard: internal error ({type(exc).__name__})\n")
             return EXIT_FAILED
@@ -366,10 +412,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # The reader went away (``| head``): nothing more to say, and no traceback, not
-        # even from the interpreter flushing stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)  # noqa: TID251 - not skill input
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return EXIT_FAILED

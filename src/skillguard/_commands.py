@@ -7,23 +7,36 @@ escaped for its format (XML, JSON, or a terminal).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._approval import ConsoleApprover, TrustStore, deny_all
-from ._audit import AuditLog, Auditor, summarize_records, verify_records
-from ._discover import default_roots
+from ._approval import ConsoleApprover, TrustStore, deny_all, make_request, render_request
+from ._audit import (
+    MAX_RECORD_BYTES,
+    NEEDS_KEY,
+    TAMPERED,
+    WRONG_KEY,
+    AuditLog,
+    Auditor,
+    Verification,
+    summarize_log,
+    verify_records,
+)
+from ._discover import SkillRoots, default_roots, source_folder
 from ._errors import SkillUsageError, safe_repr
-from ._fs import read_trusted_bytes, read_trusted_file
+from ._fs import read_operator_bytes, stream_lines
 from ._loader import EmbeddedSkills, Loader
-from ._policy import AllowPolicy, PolicyError
+from ._policy import AllowPolicy
+from ._snapshot import Snapshot, take_snapshot
+from ._text import terminal_safe
 
 if TYPE_CHECKING:
     import argparse
     from typing import TextIO
 
-    from ._approval import Approver
+    from ._approval import Approver, PinningApprover
     from ._errors import SkillError
 
 __all__ = ["report", "run_audit", "run_catalog", "run_load", "run_trust"]
@@ -31,26 +44,35 @@ __all__ = ["report", "run_audit", "run_catalog", "run_load", "run_trust"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+# ``audit verify`` and ``audit summarize``: a keyed log checked without its key, or with
+# another key, is neither intact nor proven tampered with.
+EXIT_NEEDS_KEY = 3
+EXIT_WRONG_KEY = 4
+_MAX_KEY_BYTES = 4096
 
 
 def _policy(path: str) -> AllowPolicy:
+    return AllowPolicy.from_file(path)
+
+
+def _key(path: str) -> bytes:
+    """The HMAC key in *path*, surrounding whitespace removed: an empty key is refused,
+    since it gives a log that only looks keyed."""
     try:
-        raw = read_trusted_bytes(path)
+        key = read_operator_bytes(path, limit=_MAX_KEY_BYTES).strip()
     except OSError as exc:
-        raise PolicyError("bad_policy", "the policy file cannot be read") from exc
-    return AllowPolicy.from_yaml(raw)
+        raise SkillUsageError("bad_argument", "the audit key file cannot be read") from exc
+    if not key:
+        raise SkillUsageError("bad_argument", "the audit key file is empty")
+    return key
 
 
-def _loader(args: argparse.Namespace, approver: Approver = deny_all) -> Loader:
+def _loader(args: argparse.Namespace, approver: Approver | PinningApprover = deny_all) -> Loader:
     embedded = EmbeddedSkills.from_directory(args.embedded) if args.embedded else None
     audit = None
     if getattr(args, "audit_log", None):
         key_file = getattr(args, "audit_key_file", None)
-        try:
-            key = read_trusted_bytes(key_file).strip() if key_file else None
-        except OSError as exc:
-            raise SkillUsageError("bad_argument", "the audit key file cannot be read") from exc
-        audit = AuditLog(args.audit_log, key=key)
+        audit = AuditLog(args.audit_log, key=_key(key_file) if key_file else None)
     return Loader(
         _policy(args.policy),
         embedded=embedded,
@@ -75,7 +97,7 @@ def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    approver: Approver = deny_all
+    approver: Approver | PinningApprover = deny_all
     prompt = ConsoleApprover(sys.stdin, sys.stderr)
     if args.approve == "prompt":
         approver = prompt
@@ -84,74 +106,132 @@ def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write("skillguard: --approve trust needs --trust-store\n")
             return EXIT_USAGE
         approver = TrustStore(args.trust_store).approver(prompt)
-    loaded = _loader(args, approver).bind(args.agent).load(args.name)
-    out.write(loaded.activation())
+    with _loader(args, approver) as loader:
+        loaded = loader.bind(args.agent).load(args.name)
+        out.write(loaded.activation())
     return EXIT_OK
 
 
+def _workspace_snapshot(args: argparse.Namespace) -> Snapshot:
+    """The snapshot an approval of workspace skill NAME would cover, read now."""
+    with SkillRoots(default_roots(args.project)) as roots:
+        found = roots.discover()
+        root, location = roots.locate(args.name)
+        meta = next(m for m in found.skills if m.name == args.name)  # located: it is there
+        return take_snapshot(
+            root,
+            location,
+            name=args.name,
+            folder=source_folder(meta.root, meta.location),
+            limits=roots.limits,
+            profile=roots.profile,
+        )
+
+
 def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.action == "show":
+        snapshot = _workspace_snapshot(args)
+        out.write(render_request(make_request("(operator)", snapshot, snapshot.folder, "")))
+        return EXIT_OK
     store = TrustStore(args.trust_store)
     if args.action == "list":
         for pin in store.pins():
-            skill, digest, by, when = (
-                safe_repr(value)[1:-1] for value in (pin.skill, pin.sha256, pin.by, pin.when)
+            # Whole values (a folder path is long), every control character escaped.
+            skill, source, by, when = (
+                terminal_safe(value) for value in (pin.skill, pin.source, pin.by, pin.when)
             )
-            out.write(f"{skill}  {digest}  by {by}  {when}\n")
+            out.write(f"{skill}  {pin.digest}  {source}  by {by}  {when}\n")
         return EXIT_OK
-    if not args.name or (args.action == "add" and not args.sha256):
-        err.write(
-            f"skillguard: trust {args.action} needs NAME"
-            + (" and SHA256\n" if args.action == "add" else "\n")
-        )
-        return EXIT_USAGE
-    name = safe_repr(args.name)[1:-1]
+    name = safe_repr(terminal_safe(args.name))[1:-1]
     if args.action == "add":
-        store.pin(args.name, args.sha256, args.by)
-        out.write(f"pinned {name} {safe_repr(args.sha256)[1:-1]}\n")
+        snapshot = _workspace_snapshot(args)
+        if snapshot.digest != args.digest:
+            err.write(
+                f"skillguard: {name} is not the reviewed content: its digest is now "
+                f"{snapshot.digest}; nothing was pinned\n"
+            )
+            return EXIT_FAILED
+        store.pin(
+            args.name,
+            snapshot.digest,
+            args.by,
+            source=snapshot.folder,
+            skill_sha256=snapshot.skill.sha256,
+        )
+        out.write(f"pinned {name} {snapshot.digest}\n")
         return EXIT_OK
-    if not store.revoke(args.name):
+    if not store.revoke(args.name, source=args.source):
         err.write(f"skillguard: {name} is not pinned\n")
         return EXIT_FAILED
     out.write(f"revoked {name}\n")
     return EXIT_OK
 
 
+def _verdict(result: Verification) -> tuple[int, str]:
+    """The exit status and the one line that says what the check found."""
+    if result.intact:
+        return EXIT_OK, f"intact: {result.records} records"
+    if result.status == NEEDS_KEY:
+        return EXIT_NEEDS_KEY, "keyed: needs its key (--key-file)"
+    if result.status == WRONG_KEY:
+        return EXIT_WRONG_KEY, "wrong key: the log was keyed with another key"
+    return EXIT_FAILED, f"tampered: line {result.line}: {result.reason}"
+
+
 def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``audit verify`` and ``audit summarize``: the file is streamed a line at a time
+    (a regular file only, each line capped), and the chain is always checked."""
+    key = _key(args.key_file) if args.key_file else None
+    expected_log_id = args.expect_log_id
     try:
-        lines = read_trusted_file(args.file).splitlines()
-        key = read_trusted_bytes(args.key_file).strip() if args.key_file else None
+        with contextlib.closing(stream_lines(args.file, max_line=MAX_RECORD_BYTES)) as lines:
+            if args.action == "verify":
+                result = verify_records(
+                    lines,
+                    key=key,
+                    expected_records=args.expect_records,
+                    expected_log_id=expected_log_id,
+                )
+                summary = None
+            else:
+                result, summary = summarize_log(
+                    lines,
+                    key=key,
+                    agent=args.agent,
+                    since=args.since,
+                    expected_log_id=expected_log_id,
+                )
     except OSError:
-        err.write("skillguard: the audit log (or key) cannot be read\n")
+        err.write("skillguard: the audit log cannot be read (a regular file is needed)\n")
         return EXIT_FAILED
-    if args.action == "verify":
-        result = verify_records(lines, key=key, expected_records=args.expect_records)
-        if result.intact:
-            out.write(f"intact: {result.records} records\n")
-            return EXIT_OK
-        out.write(f"tampered: line {result.line}: {result.reason}\n")
-        return EXIT_FAILED
-    records: list[dict[str, Any]] = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    summary = summarize_records(records, agent=args.agent, since=args.since)
+    code, verdict = _verdict(result)
+    if summary is None:
+        out.write(f"{verdict}\n")
+        return code
+    if not result.intact and (result.line == 1 or result.status != TAMPERED):
+        # Nothing was verified: a file that is not a log, or a log we cannot check.
+        err.write(f"skillguard: {verdict}\n")
+        return code
+    header = "" if result.intact else f"NOT VERIFIED: {verdict}"
     if args.format == "json":
-        out.write(json.dumps(summary, indent=2, ensure_ascii=True, sort_keys=True) + "\n")
-        return EXIT_OK
+        document = {"verified": result.intact, "problem": header or None, **summary}
+        out.write(json.dumps(document, indent=2, ensure_ascii=True, sort_keys=True) + "\n")
+        return code
+    if header:
+        out.write(f"{header}\n")
     out.write(f"{summary['records']} records\n")
     for title in ("by_decision", "by_agent", "by_skill"):
         counts = ", ".join(
             f"{safe_repr(str(k))[1:-1]}={v}" for k, v in sorted(summary[title].items())
         )
         out.write(f"{title.replace('_', ' ')}: {counts or '-'}\n")
+    earlier = summary["denials_total"] - len(summary["denials"])
+    if earlier:
+        out.write(f"({earlier} earlier denials not listed: narrow with --since or --agent)\n")
     for denial in summary["denials"]:
         shown = {k: safe_repr(str(v))[1:-1] for k, v in denial.items()}
         out.write(
             f"denied {shown['time']} agent={shown['agent']} skill={shown['skill']} "
             f"{shown['event']} {shown['code']}: {shown['reason']}\n"
         )
-    return EXIT_OK
+    return code

@@ -65,6 +65,7 @@ __all__ = [
     "discover",
     "find_skill_folders",
     "list_resources",
+    "source_folder",
 ]
 
 # Folders that hold tooling, never skills, and can be huge; skipping them is documented.
@@ -108,7 +109,7 @@ def _is_paths(value: object, *, allow: tuple[type, ...]) -> bool:
 def default_roots(
     project: str | os.PathLike[str] | None = None,
     *,
-    home: str | None = None,
+    home: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> list[RootPath]:
     """The conventional skill roots for *project* and the user, in precedence order.
@@ -118,20 +119,46 @@ def default_roots(
     folder), each opened beneath the project folder with no symlink followed; then the
     user's ``~/.agents/skills`` (the user's own, resolved as given). The environment
     variable ``SKILLGUARD_USER_SKILLS`` replaces the user root with its own list of
-    folders (separated by ``os.pathsep``); set to the empty string, it removes it.
+    folders (separated by ``os.pathsep``); set to the empty string, it removes it. A
+    leading ``~`` in a user root is the user's home (*home* when given), as a shell
+    would read it: ``SKILLGUARD_USER_SKILLS="~/skills"`` set from a config file that
+    no shell expanded must not become a folder named ``~`` below the working folder.
     """
     if project is not None and not isinstance(project, (str, os.PathLike)):
         raise SkillUsageError("bad_argument", "project must be a path")
+    if home is not None and not isinstance(home, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "home must be a path")
     env = os.environ if environ is None else environ
     base = os.fspath(project) if project is not None else "."
     roots = [RootPath(base, relative) for relative in PROJECT_ROOTS]
+    user_home = os.path.expanduser(os.fspath(home) if home is not None else "~")
     override = env.get(USER_ROOTS_ENV)
     if override is not None:
-        roots.extend(RootPath(folder) for folder in override.split(os.pathsep) if folder)
+        roots.extend(
+            RootPath(_expand_home(folder, user_home))
+            for folder in override.split(os.pathsep)
+            if folder
+        )
     else:
-        user_home = home if home is not None else os.path.expanduser("~")
         roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
     return roots
+
+
+def source_folder(root: str, location: str) -> str:
+    """A skill folder's absolute path as text: the source a pin is keyed by.
+
+    *root* is a root's display path (as discovery reports it), *location* the folder's
+    path below it. Only ``os.path`` string work: nothing is resolved on disk.
+    """
+    joined = os.path.join(root, location) if location else root
+    return display_path(os.path.abspath(joined))
+
+
+def _expand_home(folder: str, user_home: str) -> str:
+    if folder == "~" or folder.startswith("~/"):
+        return user_home + folder[1:]
+    # "~other/skills" names another user's home, which only the OS can look up.
+    return os.path.expanduser(folder)
 
 
 # -- values --------------------------------------------------------------------------
@@ -527,6 +554,14 @@ class SkillRoots:
             )
         return found
 
+    def locate(self, name: str) -> tuple[SafeRoot, str]:
+        """The ``SafeRoot`` holding the skill *name* and its folder's location in it.
+
+        Raises ``SkillUsageError`` (not a str) and ``SkillNotFoundError``
+        (``unknown_skill``).
+        """
+        return self._locate(name)
+
     def load(self, name: str) -> Skill:
         """Tier 2: the skill *name*, read again and parsed (the body included)."""
         root, location = self._locate(name)
@@ -585,7 +620,7 @@ class _DiscoveryState:
             skill.sha256,
             skill.size,
             skill.warnings,
-            disable_model_invocation=skill.disable_model_invocation,
+            skill.disable_model_invocation,
         )
         self.by_name[skill.name] = meta
         self.skills.append(meta)

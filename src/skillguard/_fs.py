@@ -47,26 +47,29 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Generator
     from types import TracebackType
 
 __all__ = [
     "SKILL_FILE",
+    "AppendFile",
     "Entry",
     "FileLock",
     "Listing",
     "Resolver",
     "SafeRoot",
     "Skipped",
-    "append_record",
     "display_path",
     "join_relative",
     "open_trusted_target",
     "openat2_available",
-    "read_last_line",
+    "operator_path",
+    "read_operator_bytes",
     "read_trusted_bytes",
     "read_trusted_file",
     "split_name",
     "split_operator_path",
+    "stream_lines",
     "write_atomic",
 ]
 
@@ -801,8 +804,6 @@ def open_trusted_target(
 # These paths are configuration the operator names, not workspace content: they are
 # resolved by the OS. Writes never follow a symlink at the final component.
 
-_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-
 
 def read_trusted_file(path: str) -> str:
     """The text of an operator's file (undecodable bytes replaced, so never raises on them)."""
@@ -821,40 +822,6 @@ def read_trusted_bytes(path: str) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
-
-
-def read_last_line(path: str, *, limit: int = 1 << 20) -> bytes | None:
-    """The last non-empty line of an operator's file (at most *limit* bytes of it is
-    read, from the end), or ``None`` when the file is missing or empty."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        start = max(0, info.st_size - limit)
-        os.lseek(fd, start, os.SEEK_SET)
-        chunks = []
-        while chunk := os.read(fd, _READ_CHUNK):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    lines = [line for line in b"".join(chunks).split(b"\n") if line.strip()]
-    return lines[-1] if lines else None
-
-
-def append_record(path: str, data: bytes) -> None:
-    """Append *data* to *path* in one ``write`` (O_APPEND), created 0600 if missing."""
-    fd = os.open(path, _APPEND_FLAGS, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-    finally:
-        os.close(fd)
 
 
 def write_atomic(path: str, data: bytes) -> None:
@@ -900,3 +867,140 @@ class FileLock:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
         self._thread_lock.release()
+
+
+# -- the audit log: one appender, one streaming reader (the operator's own files) ------
+# An audit log can be large and can be handed to ``audit verify`` by anyone: it is read
+# in chunks from one descriptor, a line at a time, never more than the size ``fstat``
+# gave (a ``/proc`` file says 0 and is read as empty), and a line over the caller's cap
+# ends the stream at once, so memory stays flat whatever the file holds.
+
+_STREAM_CHUNK = 1 << 20
+_LOG_FLAGS = (
+    os.O_RDWR
+    | os.O_APPEND
+    | os.O_CREAT
+    | os.O_CLOEXEC
+    | os.O_NOFOLLOW
+    | os.O_NONBLOCK
+    | os.O_NOCTTY
+)
+
+
+def operator_path(path: object, what: str) -> str:
+    """A path the operator named (a ``str`` or a path-like object), as a ``str``.
+
+    Raises ``SkillUsageError`` for anything else, an empty path or a NUL in it (which
+    ``open`` would refuse with a ``ValueError``).
+    """
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise SkillUsageError("bad_argument", f"{what} must be a str or a path-like object")
+    if not path or "\x00" in path:
+        raise SkillUsageError("bad_argument", f"{what} must not be empty or hold a NUL")
+    return path
+
+
+def read_operator_bytes(path: str, *, limit: int) -> bytes:
+    """At most *limit* bytes of an operator's small regular file (a key): ``OSError``
+    (``EFBIG``) when it holds more, ``EINVAL`` when it is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise OSError(errno.EFBIG, "file too large", path)
+    return b"".join(chunks)
+
+
+def stream_lines(path: str, *, max_line: int) -> Generator[bytes, None, None]:
+    """The lines of an operator's regular file, split on ``\\n`` only, each with its
+    ``\\n`` (the last may lack it).
+
+    The file is opened once (``O_NONBLOCK``, so a FIFO cannot block the open) and must be
+    a regular file on ``fstat`` (``OSError`` ``EINVAL`` otherwise); at most the size
+    ``fstat`` gave is read. A line longer than *max_line* bytes is cut to
+    ``max_line + 1`` bytes and ends the stream. Close the generator (``contextlib.closing``)
+    to close the descriptor at once.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        remaining = info.st_size
+        pending = b""
+        while remaining > 0 and (chunk := os.read(fd, min(_STREAM_CHUNK, remaining))):
+            remaining -= len(chunk)
+            buffer = pending + chunk if pending else chunk
+            start = 0
+            while (end := buffer.find(b"\n", start)) != -1:
+                if end - start > max_line:
+                    yield buffer[start : start + max_line + 1]
+                    return
+                yield buffer[start : end + 1]
+                start = end + 1
+            pending = buffer[start:]
+            if len(pending) > max_line:
+                yield pending[: max_line + 1]
+                return
+        if pending:
+            yield pending
+    finally:
+        os.close(fd)
+
+
+def _require_regular(fd: int, path: str) -> None:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+
+
+class AppendFile:
+    """An operator's append-only log file, held open for one locked update.
+
+    Opened ``O_RDWR|O_APPEND|O_CREAT|O_NOFOLLOW|O_NONBLOCK`` (created 0600) and refused
+    unless ``fstat`` shows a regular file; ``OSError`` otherwise. Reads are positional
+    (``pread``) and bounded by the caller; every append is one ``write`` loop at the end.
+    """
+
+    def __init__(self, path: str) -> None:
+        fd = os.open(path, _LOG_FLAGS, 0o600)
+        try:
+            _require_regular(fd, path)
+        except OSError:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def __enter__(self) -> AppendFile:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)
+
+    def identity(self) -> tuple[int, int, int]:
+        """``(st_dev, st_ino, st_size)``: what another writer's append or a swap changes."""
+        info = os.fstat(self._fd)
+        return info.st_dev, info.st_ino, info.st_size
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        """At most *size* bytes from *offset* (fewer at the end of the file)."""
+        chunks: list[bytes] = []
+        while size > 0 and (chunk := os.pread(self._fd, min(size, _STREAM_CHUNK), offset)):
+            chunks.append(chunk)
+            offset += len(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def append(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]

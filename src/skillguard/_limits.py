@@ -50,6 +50,18 @@ class Limits:
     * ``max_resource_files = 1000``: files listed in one skill folder.
     * ``max_resource_depth = 6``: folder levels inside one skill folder.
     * ``max_resource_bytes = 8 MiB``: one resource file read through tier 3.
+    * ``max_snapshot_bytes = 32 MiB``: all the files of one skill folder, read and
+      hashed for an approval; one file is held at a time, and 32 MiB is read and
+      hashed in well under a second.
+
+    Pending approvals (``prepare`` calls not yet loaded): a pending snapshot keeps its
+    body alive, so a flood of ``prepare`` calls is bounded by count and by bytes, with
+    a share per agent so that one agent's flood evicts only its own requests.
+
+    * ``max_pending_per_agent = 64``: more than any human works through at once.
+    * ``max_pending_bytes_per_agent = 16 MiB``: 64 skills of the largest size seen.
+    * ``max_pending_bytes = 128 MiB``: the whole loader; past it the agent holding
+      the most bytes loses its oldest request first.
     """
 
     max_skill_bytes: int = attrs.field(default=256 * 1024, validator=_positive)
@@ -64,6 +76,10 @@ class Limits:
     max_resource_files: int = attrs.field(default=1000, validator=_positive)
     max_resource_depth: int = attrs.field(default=6, validator=_positive)
     max_resource_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=_positive)
+    max_snapshot_bytes: int = attrs.field(default=32 * 1024 * 1024, validator=_positive)
+    max_pending_per_agent: int = attrs.field(default=64, validator=_positive)
+    max_pending_bytes_per_agent: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
+    max_pending_bytes: int = attrs.field(default=128 * 1024 * 1024, validator=_positive)
 
 
 DEFAULT_LIMITS = Limits()

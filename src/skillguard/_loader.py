@@ -1,46 +1,64 @@
 """The Loader: one agent, one closed allow-set, approved snapshots, every decision audited.
 
-Rules (seed 004; threat-model.md T23-T28). For ``handle = loader.bind(agent)``:
+Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(agent)``:
 
-1. Authorize first. A name outside the agent's set, or an unknown agent, raises
-   ``UnknownSkillError`` with the same message whether or not the name exists for
-   anyone else; ``describe`` and ``catalog`` use the same predicate, so a catalog lists
-   only what the agent may load.
+1. Authorize first. A name outside the agent's set raises ``UnknownSkillError`` with the
+   same message whether or not the name exists for anyone else; ``describe`` and
+   ``catalog`` use the same predicate, so a catalog lists only what the agent may load.
+   An agent the policy does not know cannot be bound at all.
 2. Embedded (trusted) skills always win. A workspace skill of the same name is never
    served instead; the shadowing is audited.
 3. A workspace (untrusted) skill is served only to an agent whose workspace mode is
-   ``approve``, and only after an approver approved the exact snapshot: ``prepare``
-   reads and parses the bytes once, the ``ApprovalRequest`` carries their sha256, and
-   ``load`` serves that snapshot, never a re-read.
-4. Every decision is audited; if the audit record cannot be written, the load that
-   needed it is denied (``AuditError``).
+   ``approve``, and only after an approver approved the exact snapshot of its whole
+   folder: ``prepare`` reads the folder once (``_snapshot``), the ``ApprovalRequest``
+   carries the manifest digest, and everything served afterwards (body, resource list,
+   every file, the tool grant) comes from that snapshot: a file not in the manifest does
+   not exist, a changed one is refused (``changed_after_approval``) and audited.
+4. A ``PreparedLoad`` is a receipt, not a capability: ``load`` serves what the loader
+   recorded when it issued the request, once, to the agent it was issued to.
+5. Until a workspace skill is approved or pinned, a catalog shows its name only: no
+   description or location, which are text nobody has reviewed, reaches a prompt.
+6. A skill with ``disable-model-invocation: true`` is never offered to a model (not in
+   a catalog); it loads only through ``user_invoke``, the call a host makes when its
+   user asks for the skill by name.
+7. Every decision is audited; if the audit record cannot be written, the load that
+   needed it is denied (``AuditError``). Pending approvals are bounded by count and bytes
+   per agent and in total; an evicted request is audited.
 
-A ``Loader`` is safe to share across threads: its state is built at construction and
-read-only afterwards; handles are immutable.
+A ``Loader`` is safe to share across threads and event loops. Its configuration is
+read-only after construction; its mutable state (pending and approved snapshots, the
+in-flight approvals) is behind one lock. Code running in the same process is inside the
+trust boundary: it can reach any object's private state, and the guards here stop
+mistakes and confused deputies, not a hostile in-process caller.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import importlib.resources
 import inspect
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from ._approval import (
+    AnyApprover,
     ApprovalDeniedError,
     ApprovalRequest,
     ApprovalRequiredError,
     Approver,
     AsyncApprover,
     Decision,
+    PinningApprover,
+    TrustStore,
     deny_all,
     make_request,
 )
 from ._audit import AuditLog, Auditor, audit_summary
-from ._discover import RootPath, SkillMeta, SkillRoots
+from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
 from ._errors import (
     MalformedSkillError,
     SkillContainmentError,
@@ -50,16 +68,22 @@ from ._errors import (
     SkillUsageError,
     safe_repr,
 )
+from ._fs import display_path
 from ._limits import DEFAULT_LIMITS, Limits
+from ._model import Skill
 from ._parse import parse_skill
 from ._render import activation_text, catalog_json, catalog_xml
+from ._snapshot import Snapshot, read_verified, take_snapshot
+from ._tools import narrow
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Mapping, Sequence
     from importlib.abc import Traversable
+    from types import TracebackType
 
-    from ._model import Profile, Skill
+    from ._fs import SafeRoot
+    from ._model import Profile
     from ._policy import AllowPolicy
 
 __all__ = [
@@ -74,8 +98,9 @@ __all__ = [
 ]
 
 Source = Literal["embedded", "workspace"]
-MAX_PENDING_APPROVALS = 4096  # prepared workspace loads kept until they are loaded
 _SLOTS = ("scripts", "references", "assets")
+_PROFILES = ("strict", "compat")
+_SKIPS_SHOWN = 5  # entries named in one aggregated skip record
 
 
 class UnknownSkillError(SkillInputError):
@@ -114,6 +139,14 @@ class EmbeddedSkills:
         *,
         origin: str = "embedded",
     ) -> None:
+        if not hasattr(skills, "items") or not all(
+            isinstance(name, str) and isinstance(skill, Skill) for name, skill in skills.items()
+        ):
+            raise SkillUsageError("bad_argument", "skills must map names to parsed Skills")
+        if resources is not None and not hasattr(resources, "items"):
+            raise SkillUsageError("bad_argument", "resources must map names to their files")
+        if not isinstance(origin, str):
+            raise SkillUsageError("bad_argument", "origin must be a str")
         self._skills = dict(skills)
         self._resources = {name: dict(files) for name, files in (resources or {}).items()}
         self.origin = origin
@@ -139,16 +172,18 @@ class EmbeddedSkills:
                 }
                 for name in skills
             }
-        return cls(skills, resources, origin=str(path))
+        return cls(skills, resources, origin=display_path(str(path)))
 
     @classmethod
     def from_package(
         cls, package: str, folder: str = "skills", *, profile: Profile = "strict"
     ) -> EmbeddedSkills:
+        if not isinstance(package, str) or not isinstance(folder, str):
+            raise SkillUsageError("bad_argument", "package and folder must be str")
         try:
             base = importlib.resources.files(package).joinpath(folder)
             entries = sorted(base.iterdir(), key=lambda item: item.name)
-        except (ImportError, OSError, TypeError) as exc:
+        except (ImportError, OSError, TypeError, ValueError) as exc:
             raise SkillNotFoundError(
                 "missing", "the package or its skills folder cannot be found"
             ) from exc
@@ -167,26 +202,32 @@ class EmbeddedSkills:
         return frozenset(self._skills)
 
     def get(self, name: str) -> Skill | None:
-        return self._skills.get(name)
+        return self._skills.get(name) if isinstance(name, str) else None
 
     def resources(self, name: str) -> tuple[str, ...]:
         return tuple(sorted(self._resources.get(name, {})))
 
     def read_resource(self, name: str, path: str) -> bytes:
+        """One file of the embedded skill *name*. Raises ``SkillUsageError`` for a path
+        that is not a str and ``SkillNotFoundError`` (``missing``) for an unknown one."""
+        if not isinstance(name, str) or not isinstance(path, str):
+            raise SkillUsageError("bad_argument", "a skill name and a resource path must be str")
         data = self._resources.get(name, {}).get(path)
         if data is None:
             raise SkillNotFoundError("missing", "no such resource in the embedded skill", name=name)
         return data
 
 
+_ERROR_BY_KIND: dict[str, type[SkillError]] = {
+    "malformed": MalformedSkillError,
+    "containment": SkillContainmentError,
+    "not_found": SkillNotFoundError,
+}
+
+
 def _embedded_error(kind: str, code: str, reason: str) -> SkillError:
     """The typed error of an embedded entry that could not be taken: the host's bug."""
-    by_kind: dict[str, type[SkillError]] = {
-        "malformed": MalformedSkillError,
-        "containment": SkillContainmentError,
-        "not_found": SkillNotFoundError,
-    }
-    return by_kind.get(kind, SkillInputError)(code, f"embedded skill: {reason}")
+    return _ERROR_BY_KIND.get(kind, SkillInputError)(code, f"embedded skill: {reason}")
 
 
 def _package_files(folder: Traversable, prefix: str, depth: int = 0) -> list[tuple[str, bytes]]:
@@ -229,7 +270,8 @@ class ToolDescriptor:
 
 @attrs.frozen
 class PreparedLoad:
-    """A skill read once for one agent: the snapshot an approval is bound to."""
+    """A skill read once for one agent: the receipt of the snapshot an approval is
+    bound to. Its fields are for showing; ``load`` serves what the loader recorded."""
 
     agent: str
     skill: Skill
@@ -250,15 +292,55 @@ class PreparedLoad:
     def size(self) -> int:
         return self.skill.size
 
+    @property
+    def digest(self) -> str | None:
+        """The manifest digest a human approves (``None`` for an embedded skill)."""
+        return self.request.digest if self.request is not None else None
+
+
+@attrs.frozen(eq=False)
+class _Served:
+    """A workspace snapshot and where its files are, as the loader recorded it."""
+
+    snapshot: Snapshot
+    root: SafeRoot
+    location: str
+
+
+@attrs.define(eq=False)
+class _Issued:
+    """A pending approval: what ``prepare`` handed out, and what ``load`` will serve."""
+
+    prepared: PreparedLoad
+    request: ApprovalRequest
+    served: _Served
+    by_user: bool
+    cost: int
+
+
+@attrs.define(eq=False)
+class _Flight:
+    """One approver call that concurrent ``aload`` calls of one snapshot share."""
+
+    request_id: str
+    task: asyncio.Future[Any]
+    waiters: int = 0
+
 
 @attrs.frozen
 class LoadedSkill:
-    """A skill served to one agent (tier 2), with its files on demand (tier 3)."""
+    """A skill served to one agent (tier 2), with its files on demand (tier 3).
+
+    For a workspace skill everything comes from the approved snapshot: ``resources()``
+    lists its manifest, ``read_resource`` serves a listed file only while its bytes are
+    the approved ones (``SKILL.md`` included).
+    """
 
     agent: str
     skill: Skill
     source: Source
     _loader: Loader = attrs.field(eq=False, repr=False)
+    _served: _Served | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -269,10 +351,34 @@ class LoadedSkill:
         return self.skill.body
 
     def resources(self) -> tuple[str, ...]:
-        return self._loader.resource_paths(self.source, self.name)
+        if self._served is None:
+            return self._loader.embedded.resources(self.name)
+        return self._served.snapshot.manifest.paths()
 
     def read_resource(self, path: str) -> bytes:
-        return self._loader.read_resource(self.source, self.name, path)
+        """One file of the skill. Raises ``SkillUsageError`` (a path that is not a str),
+        ``SkillNotFoundError`` (``missing``: not in the skill, or not approved),
+        ``SkillContainmentError`` (``changed_after_approval``, ``path_escape``,
+        ``bad_name``) and ``AuditError``."""
+        if self._served is None:
+            return self._loader.embedded.read_resource(self.name, path)
+        served = self._served
+        try:
+            return read_verified(served.root, served.location, served.snapshot, path)
+        except SkillContainmentError as exc:
+            if exc.code == "changed_after_approval":
+                self._loader.auditor.emit(
+                    "containment_violation",
+                    agent=self.agent,
+                    skill=self.name,
+                    source="workspace",
+                    decision="deny",
+                    code=exc.code,
+                    reason=exc.reason,
+                    path=path,
+                    digest=served.snapshot.digest,
+                )
+            raise
 
     def activation(self) -> str:
         """The activation text for the agent's context, escaped."""
@@ -293,6 +399,14 @@ class LoadedSkill:
 # -- the loader ----------------------------------------------------------------------
 
 
+def _check_timeout(value: object, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise SkillUsageError("bad_argument", f"{what} must be a positive number of seconds")
+    return float(value)
+
+
 class Loader:
     """Serves skills to the agents of a swarm, each within its own grant.
 
@@ -300,7 +414,20 @@ class Loader:
     is an ``EmbeddedSkills``; *workspace* a ``SkillRoots`` or a list of roots (read
     through ``SafeRoot``, discovered once, here); *approver* a sync or async callable
     (default ``deny_all``); *audit* an ``Auditor`` or an ``AuditLog``.
+
+    *trust_store* tells the catalog which workspace skills are pinned (by default, the
+    store of a ``TrustStore.approver(...)``). *show_unapproved_descriptions* puts the
+    description and location of workspace skills nobody approved into catalogs: that
+    is up to 1,024 characters of text from whoever wrote the workspace, in the system
+    prompt, before any human looked at it; leave it off unless the workspace is yours.
+    *approval_timeout* (seconds, default 300; ``None`` waits forever) bounds how long
+    ``aload`` waits for an async approver.
+
+    Raises ``SkillUsageError`` for a bad argument. Close it (or use it as a context
+    manager) to release the workspace roots' descriptors.
     """
+
+    _frozen = False
 
     def __init__(
         self,
@@ -308,25 +435,43 @@ class Loader:
         *,
         embedded: EmbeddedSkills | None = None,
         workspace: SkillRoots | Sequence[str | os.PathLike[str] | RootPath] | None = None,
-        approver: Approver | AsyncApprover = deny_all,
+        approver: Approver | AsyncApprover | AnyApprover = deny_all,
         audit: Auditor | AuditLog | None = None,
         limits: Limits | None = None,
         profile: Profile = "strict",
+        trust_store: TrustStore | None = None,
+        show_unapproved_descriptions: bool = False,
+        approval_timeout: float | None = 300.0,
     ) -> None:
         from ._policy import AllowPolicy  # noqa: PLC0415 - avoids an import cycle
 
         if not isinstance(policy, AllowPolicy):
             raise SkillUsageError("bad_argument", "policy must be a skillguard.AllowPolicy")
+        if embedded is not None and not isinstance(embedded, EmbeddedSkills):
+            raise SkillUsageError("bad_argument", "embedded must be a skillguard.EmbeddedSkills")
         if not callable(approver):
             raise SkillUsageError("bad_argument", "approver must be callable")
+        if audit is not None and not isinstance(audit, (Auditor, AuditLog)):
+            raise SkillUsageError("bad_argument", "audit must be an Auditor or an AuditLog")
+        if limits is not None and not isinstance(limits, Limits):
+            raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
+        if profile not in _PROFILES:
+            raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
+        if trust_store is None and isinstance(approver, PinningApprover):
+            trust_store = approver.store
+        if trust_store is not None and not isinstance(trust_store, TrustStore):
+            raise SkillUsageError("bad_argument", "trust_store must be a skillguard.TrustStore")
+        if not isinstance(show_unapproved_descriptions, bool):
+            raise SkillUsageError("bad_argument", "show_unapproved_descriptions must be a bool")
         self.policy = policy
         self.embedded = embedded or EmbeddedSkills({})
         self.approver = approver
         self.auditor = audit if isinstance(audit, Auditor) else Auditor(audit)
         self.limits = limits or DEFAULT_LIMITS
         self.profile: Profile = profile
-        if audit is not None and not isinstance(audit, (Auditor, AuditLog)):
-            raise SkillUsageError("bad_argument", "audit must be an Auditor or an AuditLog")
+        self.trust_store = trust_store
+        self.show_unapproved_descriptions = show_unapproved_descriptions
+        self.approval_timeout = _check_timeout(approval_timeout, "approval_timeout")
         if workspace is None or isinstance(workspace, SkillRoots):
             self.workspace = workspace
         elif isinstance(workspace, (list, tuple)):
@@ -336,44 +481,104 @@ class Loader:
                 "bad_argument", "workspace must be a SkillRoots or a list of roots"
             )
         self._workspace_meta: dict[str, SkillMeta] = {}
-        # Prepared workspace loads this loader issued and that were not used yet: only
-        # these (the very objects) can be loaded, once each. Bounded: oldest go first.
-        self._issued: OrderedDict[str, PreparedLoad] = OrderedDict()
-        self._issued_lock = threading.Lock()
+        # Folder name -> why the folder of that name was not taken, so that an
+        # authorized name whose skill is broken is reported as broken, not as absent.
+        self._workspace_failed: dict[str, SkippedEntry] = {}
+        self._lock = threading.Lock()
+        # Pending approvals, per agent, oldest first; and the bytes each keeps alive.
+        self._pending: dict[str, OrderedDict[str, _Issued]] = {}
+        self._pending_bytes: Counter[str] = Counter()
+        # (agent, name) -> the snapshot last approved for that agent; and, per name, the
+        # SKILL.md hashes a human approved (a catalog shows their description).
+        self._approved: dict[tuple[str, str], _Served] = {}
+        self._approved_sha: dict[str, set[str]] = {}
+        self._inflight: dict[tuple[int, str, str, str], _Flight] = {}
+        self._catalog_seen: dict[str, str] = {}
+        self._bind_tokens: dict[str, object] = {}
         if self.workspace is not None:
-            found = self.workspace.discover()
-            self._workspace_meta = {meta.name: meta for meta in found.skills}
-            for meta in found.skills:
-                if self.embedded.get(meta.name) is not None:
-                    self.auditor.emit(
-                        "shadowing_refused",
-                        skill=meta.name,
-                        source="workspace",
-                        path=meta.location,
-                        decision="deny",
-                        code="embedded_wins",
-                        reason="an embedded skill of this name always wins",
-                    )
-            for skipped in found.skipped:
-                if skipped.kind not in ("malformed", "containment"):
-                    continue  # a conventional root that does not exist is no event
-                event = (
-                    "malformed_skill" if skipped.kind == "malformed" else "containment_violation"
-                )
+            self._discover_workspace(self.workspace)
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if self._frozen:
+            raise SkillUsageError(
+                "read_only", f"Loader.{name} cannot be changed after construction"
+            )
+        object.__setattr__(self, name, value)
+
+    def _discover_workspace(self, workspace: SkillRoots) -> None:
+        found = workspace.discover()
+        self._workspace_meta = {meta.name: meta for meta in found.skills}
+        for meta in found.skills:
+            if self.embedded.get(meta.name) is not None:
                 self.auditor.emit(
-                    event,
+                    "shadowing_refused",
+                    skill=meta.name,
                     source="workspace",
-                    path=skipped.path,
+                    path=meta.location,
                     decision="deny",
-                    code=skipped.code,
-                    reason=skipped.reason,
+                    code="embedded_wins",
+                    reason="an embedded skill of this name always wins",
                 )
+        by_root: dict[str, list[SkippedEntry]] = {}
+        for skipped in found.skipped:
+            if skipped.kind not in ("malformed", "containment"):
+                continue  # a conventional root that does not exist is no event
+            by_root.setdefault(skipped.root, []).append(skipped)
+            folder = skipped.path.rsplit("/", 1)[-1]
+            self._workspace_failed.setdefault(folder, skipped)
+        # One record per root, however many entries it skipped: a workspace of 10,000
+        # symlinks is one line of audit, with the counts and the first few entries.
+        for root, entries in by_root.items():
+            codes = Counter(entry.code for entry in entries)
+            counts = ", ".join(f"{code}: {count}" for code, count in codes.most_common())
+            first = ", ".join(entry.path for entry in entries[:_SKIPS_SHOWN])
+            self.auditor.emit(
+                "workspace_skipped",
+                source="workspace",
+                path=root,
+                decision="deny",
+                code=codes.most_common(1)[0][0],
+                size=len(entries),
+                reason=f"{len(entries)} entries not taken ({counts}); first: {first}",
+            )
+
+    # Lifetime ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the workspace roots' descriptors; later workspace reads fail typed."""
+        if self.workspace is not None:
+            self.workspace.close()
+
+    def __enter__(self) -> Loader:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def bind(self, agent: str) -> AgentSkills:
-        """An immutable handle for ONE agent (seed 004's Skill tool)."""
+        """An immutable handle for ONE agent (seed 004's Skill tool).
+
+        Raises ``SkillUsageError`` when *agent* is not a str and ``UnknownSkillError``
+        (``unknown_agent``) when the policy does not know it.
+        """
         if not isinstance(agent, str):
             raise SkillUsageError("bad_argument", "agent must be a str")
-        return AgentSkills(self, agent)
+        if self.policy.grant(agent) is None:
+            raise UnknownSkillError(
+                "unknown_agent", f"the policy has no agent {safe_repr(agent)}", agent=agent
+            )
+        with self._lock:
+            token = self._bind_tokens.setdefault(agent, object())
+        return AgentSkills(self, agent, token)
+
+    def _valid_token(self, agent: str, token: object) -> bool:
+        return self._bind_tokens.get(agent) is token
 
     # Used by the handles ------------------------------------------------------------
 
@@ -384,8 +589,14 @@ class Loader:
         if self.embedded.get(name) is not None:
             return "embedded"
         grant = self.policy.grant(agent)
-        if grant is not None and grant.workspace == "approve" and name in self._workspace_meta:
-            return "workspace"
+        if grant is not None and grant.workspace == "approve":
+            if name in self._workspace_meta:
+                return "workspace"
+            failed = self._workspace_failed.get(name)
+            if failed is not None:  # the skill is there, and broken: say so
+                raise _ERROR_BY_KIND[failed.kind](
+                    failed.code, failed.reason, name=name, agent=agent
+                )
         raise SkillNotFoundError(
             "missing", "the skill is authorized but no source has it", name=name, agent=agent
         )
@@ -402,54 +613,131 @@ class Loader:
             skill.name,
             skill.sha256,
             skill.size,
+            disable_model_invocation=skill.disable_model_invocation,
         )
 
-    def resource_paths(self, source: Source, name: str) -> tuple[str, ...]:
-        if source == "embedded":
-            return self.embedded.resources(name)
-        assert self.workspace is not None
-        return tuple(item.path for item in self.workspace.resources(name).files)
-
-    def read_resource(self, source: Source, name: str, path: str) -> bytes:
-        if source == "embedded":
-            return self.embedded.read_resource(name, path)
-        assert self.workspace is not None
-        return self.workspace.read_resource(name, path)
-
-    def issue(self, prepared: PreparedLoad) -> None:
-        with self._issued_lock:
-            assert prepared.request is not None
-            self._issued[prepared.request.request_id] = prepared
-            while len(self._issued) > MAX_PENDING_APPROVALS:
-                self._issued.popitem(last=False)
-
-    def redeem(self, prepared: PreparedLoad) -> bool:
-        """Whether *prepared* is a load this loader issued and nobody used yet (single use)."""
-        if prepared.request is None:
+    def _approved_or_pinned(self, meta: SkillMeta) -> bool:
+        """Whether a human approved (here) or pinned this SKILL.md of a workspace skill."""
+        if self.show_unapproved_descriptions:
+            return True
+        with self._lock:
+            if meta.sha256 in self._approved_sha.get(meta.name, ()):
+                return True
+        if self.trust_store is None:
             return False
-        with self._issued_lock:
-            issued = self._issued.get(prepared.request.request_id)
-            if issued is not prepared:
-                return False
-            del self._issued[prepared.request.request_id]
-        return True
+        pin = self.trust_store.pinned(meta.name, _folder(meta))
+        return pin is not None and pin.skill_sha256 == meta.sha256
 
-    def snapshot(self, name: str) -> Skill:
-        """Read and parse a workspace skill once: the bytes an approval is bound to."""
-        assert self.workspace is not None
-        return self.workspace.load(name)
+    def _snapshot(self, meta: SkillMeta) -> _Served:
+        assert self.workspace is not None  # only workspace skills have a meta here
+        root, location = self.workspace.locate(meta.name)
+        snapshot = take_snapshot(
+            root,
+            location,
+            name=meta.name,
+            folder=_folder(meta),
+            limits=self.limits,
+            profile=self.profile,
+        )
+        return _Served(snapshot, root, location)
+
+    def _issue(self, issued: _Issued) -> None:
+        """Keep a pending approval, within the per-agent and total bounds (rule 7)."""
+        agent = issued.prepared.agent
+        limits = self.limits
+        evicted: list[_Issued] = []
+        with self._lock:
+            queue = self._pending.setdefault(agent, OrderedDict())
+            queue[issued.request.request_id] = issued
+            self._pending_bytes[agent] += issued.cost
+            while queue and (
+                len(queue) > limits.max_pending_per_agent
+                or self._pending_bytes[agent] > limits.max_pending_bytes_per_agent
+            ):
+                evicted.append(self._pop_oldest(agent))
+            while sum(self._pending_bytes.values()) > limits.max_pending_bytes:
+                evicted.append(self._pop_oldest(self._pending_bytes.most_common(1)[0][0]))
+        for gone in evicted:
+            self.auditor.emit(
+                "approval_evicted",
+                agent=gone.prepared.agent,
+                skill=gone.request.skill,
+                source="workspace",
+                decision="deny",
+                code="evicted",
+                reason="too many pending approvals for this agent or in total",
+                request_id=gone.request.request_id,
+            )
+
+    def _pop_oldest(self, agent: str) -> _Issued:
+        queue = self._pending[agent]
+        _, gone = queue.popitem(last=False)
+        self._pending_bytes[agent] -= gone.cost
+        if not queue:
+            del self._pending[agent]
+            del self._pending_bytes[agent]
+        return gone
+
+    def _redeem(self, agent: str, prepared: PreparedLoad) -> _Issued | None:
+        """The record of *prepared* if this loader issued it to *agent* and nobody used
+        it yet (single use), else ``None``."""
+        request = getattr(prepared, "request", None)
+        request_id = getattr(request, "request_id", None)
+        if not isinstance(request_id, str):
+            return None
+        with self._lock:
+            queue = self._pending.get(agent)
+            issued = queue.get(request_id) if queue is not None else None
+            if issued is None or issued.prepared is not prepared:
+                return None
+            del queue[request_id]  # type: ignore[union-attr]
+            self._pending_bytes[agent] -= issued.cost
+            if not queue:
+                del self._pending[agent]
+                del self._pending_bytes[agent]
+        return issued
+
+    def _remember(self, agent: str, served: _Served) -> None:
+        skill = served.snapshot.skill
+        with self._lock:
+            self._approved[(agent, skill.name)] = served
+            self._approved_sha.setdefault(skill.name, set()).add(skill.sha256)
+
+    def _approved_snapshot(self, agent: str, name: str) -> _Served | None:
+        with self._lock:
+            return self._approved.get((agent, name))
+
+    def _catalog_changed(self, agent: str, digest: str) -> bool:
+        with self._lock:
+            if self._catalog_seen.get(agent) == digest:
+                return False
+            self._catalog_seen[agent] = digest
+            return True
+
+
+def _folder(meta: SkillMeta) -> str:
+    return source_folder(meta.root, meta.location)
 
 
 def _valid_decision(value: object) -> Decision | None:
     return value if isinstance(value, Decision) else None
 
 
+def _check_token(instance: AgentSkills, attribute: object, value: object) -> None:
+    del attribute
+    loader = instance._loader  # noqa: SLF001 - the handle's own field
+    if not isinstance(loader, Loader) or not loader._valid_token(instance.agent, value):  # noqa: SLF001
+        raise SkillUsageError("bad_argument", "an agent handle comes from Loader.bind(agent) only")
+
+
 @attrs.frozen
 class AgentSkills:
-    """What one agent may see and load. Obtain it with ``Loader.bind(agent)``."""
+    """What one agent may see and load. Obtain it with ``Loader.bind(agent)``; a handle
+    cannot be rebuilt for another agent (``attrs.evolve`` is refused)."""
 
     _loader: Loader = attrs.field(repr=False)
     agent: str
+    _token: object = attrs.field(repr=False, eq=False, validator=_check_token)
 
     # Tier 1 ------------------------------------------------------------------------
 
@@ -458,17 +746,24 @@ class AgentSkills:
         return self._loader.policy.allowed(self.agent, name)
 
     def describe(self, name: str) -> SkillMeta:
-        """Metadata only, authorized against the same allow-set as ``load``."""
+        """Metadata only, authorized against the same allow-set as ``load``. A workspace
+        skill nobody approved or pinned has an empty description and location."""
         try:
             source = self._loader._source_of(self.agent, name)  # noqa: SLF001
         except SkillError as exc:
             self._deny("describe_denied", name, exc)
             raise
-        return self._loader.meta(source, name)
+        return self._shown(self._loader.meta(source, name), source)
 
     def catalog(self) -> tuple[SkillMeta, ...]:
-        """Every skill this agent may load and a source holds, by name."""
+        """Every skill this agent may load, a source holds, and a model may invoke, by
+        name (rules 5 and 6 of the module docstring)."""
         return tuple(meta for meta, _ in self._catalog())
+
+    def _shown(self, meta: SkillMeta, source: Source) -> SkillMeta:
+        if source == "embedded" or self._loader._approved_or_pinned(meta):  # noqa: SLF001
+            return meta
+        return attrs.evolve(meta, description="", location="", root="")
 
     def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)
@@ -478,10 +773,20 @@ class AgentSkills:
                 source = self._loader._source_of(self.agent, name)  # noqa: SLF001
             except SkillError:
                 continue
-            entries.append((self._loader.meta(source, name), source))
-        self._loader.auditor.emit(
-            "catalog_served", agent=self.agent, decision="allow", size=len(entries)
-        )
+            meta = self._loader.meta(source, name)
+            if meta.disable_model_invocation:
+                continue
+            entries.append((self._shown(meta, source), source))
+        # Recorded when what the agent sees changes, not at every prompt rebuild.
+        digest = hashlib.sha256(repr(entries).encode("utf-8", "backslashreplace")).hexdigest()
+        if self._loader._catalog_changed(self.agent, digest):  # noqa: SLF001
+            self._loader.auditor.emit(
+                "catalog_served",
+                agent=self.agent,
+                decision="allow",
+                size=len(entries),
+                digest=digest,
+            )
         return entries
 
     def catalog_xml(self) -> str:
@@ -492,184 +797,379 @@ class AgentSkills:
 
     # Tier 2 ------------------------------------------------------------------------
 
-    def prepare(self, name: str) -> PreparedLoad:
-        """Read the skill once; for a workspace skill, the request a human must approve."""
+    def prepare(self, name: str, *, by_user: bool = False) -> PreparedLoad:
+        """Read the skill once; for a workspace skill, the request a human must approve.
+
+        *by_user* says the host's user asked for the skill by name (``user_invoke``):
+        only then does a ``disable-model-invocation`` skill load. Raises
+        ``UnknownSkillError``, the parser and containment errors, and ``AuditError``.
+        """
+        loader = self._loader
         try:
-            source = self._loader._source_of(self.agent, name)  # noqa: SLF001
+            source = loader._source_of(self.agent, name)  # noqa: SLF001
             if source == "embedded":
-                skill = self._loader.embedded.get(name)
+                skill = loader.embedded.get(name)
                 assert skill is not None
-                return PreparedLoad(self.agent, skill, source, self._loader.embedded.origin, name)
-            meta = self._loader.meta(source, name)
-            skill = self._loader.snapshot(name)
+                self._check_invocation(skill, by_user=by_user)
+                return PreparedLoad(self.agent, skill, source, loader.embedded.origin, name)
+            meta = loader.meta(source, name)
+            served = loader._snapshot(meta)  # noqa: SLF001
+            self._check_invocation(served.snapshot.skill, by_user=by_user)
         except SkillError as exc:
             self._deny("load_denied", name, exc)
             raise
-        request = make_request(self.agent, skill, meta.root, meta.location)
-        self._loader.auditor.emit(
+        snapshot = served.snapshot
+        request = make_request(self.agent, snapshot, meta.root, meta.location)
+        loader.auditor.emit(
             "approval_requested",
             agent=self.agent,
             skill=name,
             source="workspace",
             path=meta.location,
-            size=skill.size,
-            sha256=skill.sha256,
+            size=snapshot.manifest.total_bytes,
+            sha256=snapshot.skill.sha256,
+            digest=snapshot.digest,
             request_id=request.request_id,
         )
-        prepared = PreparedLoad(self.agent, skill, source, meta.root, meta.location, request)
-        self._loader.issue(prepared)
+        prepared = PreparedLoad(
+            self.agent, snapshot.skill, source, meta.root, meta.location, request
+        )
+        loader._issue(  # noqa: SLF001
+            _Issued(prepared, request, served, by_user, snapshot.memory_cost())
+        )
         return prepared
+
+    def _check_invocation(self, skill: Skill, *, by_user: bool) -> None:
+        if by_user and not skill.user_invocable:
+            raise UnknownSkillError(
+                "not_user_invocable",
+                "the skill says a user may not invoke it (user-invocable: false)",
+                name=skill.name,
+                agent=self.agent,
+            )
+        if not by_user and skill.disable_model_invocation:
+            raise UnknownSkillError(
+                "user_invocation_only",
+                "the skill loads only when a user asks for it (disable-model-invocation)",
+                name=skill.name,
+                agent=self.agent,
+            )
 
     def load(self, target: str | PreparedLoad) -> LoadedSkill:
         """Serve a skill. A workspace skill goes to the approver with the snapshot's
         request, and what is served is that snapshot. Raises ``UnknownSkillError``,
         ``ApprovalDeniedError``, ``ApprovalRequiredError`` (an async approver: use
         ``aload``), ``AuditError``, or the parser and containment errors."""
-        prepared = self._prepared(target)
-        if prepared.request is None:
-            return self._grant(prepared, approver="embedded")
-        answer = self._ask(prepared)
+        issued = self._claim(target, by_user=False)
+        if isinstance(issued, LoadedSkill):
+            return issued
+        answer = self._ask(issued.request)
         if inspect.isawaitable(answer):
             close = getattr(answer, "close", None)
             if close is not None:
                 close()
             error = ApprovalRequiredError(
-                "async_approver", "the approver is async: use aload()", name=prepared.name
+                "async_approver", "the approver is async: use aload()", name=issued.request.skill
             )
-            self._deny("load_denied", prepared.name, error)
+            self._deny("load_denied", issued.request.skill, error)
             raise error
-        return self._decide(prepared, answer)
+        return self._decide(issued, answer)
 
-    async def aload(self, target: str | PreparedLoad) -> LoadedSkill:
-        """``load`` for asyncio swarms: awaits an async approver."""
-        prepared = self._prepared(target)
-        if prepared.request is None:
-            return self._grant(prepared, approver="embedded")
-        answer = self._ask(prepared)
+    async def aload(
+        self, target: str | PreparedLoad, *, timeout: float | None = None
+    ) -> LoadedSkill:
+        """``load`` for asyncio swarms: awaits an async approver, at most *timeout*
+        seconds (default: the loader's ``approval_timeout``). Concurrent calls for the
+        same agent and snapshot share one approver call. Raises what ``load`` raises,
+        ``ApprovalDeniedError`` (``timed_out``); a cancelled call is audited and
+        re-raises ``CancelledError``."""
+        return await self._aload(target, timeout=timeout, by_user=False)
+
+    def user_invoke(self, target: str | PreparedLoad) -> LoadedSkill:
+        """``load`` for a skill the host's USER asked for by name (a slash command):
+        the only way a ``disable-model-invocation: true`` skill loads. A skill with
+        ``user-invocable: false`` is refused (``not_user_invocable``)."""
+        issued = self._claim(target, by_user=True)
+        if isinstance(issued, LoadedSkill):
+            return issued
+        answer = self._ask(issued.request)
         if inspect.isawaitable(answer):
-            try:
-                answer = await answer
-            except Exception:  # noqa: BLE001 - an approver that fails has not approved
-                answer = None
-        return self._decide(prepared, answer)
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()
+            error = ApprovalRequiredError(
+                "async_approver",
+                "the approver is async: use auser_invoke()",
+                name=issued.request.skill,
+            )
+            self._deny("load_denied", issued.request.skill, error)
+            raise error
+        return self._decide(issued, answer)
+
+    async def auser_invoke(
+        self, target: str | PreparedLoad, *, timeout: float | None = None
+    ) -> LoadedSkill:
+        """``user_invoke`` for asyncio hosts."""
+        return await self._aload(target, timeout=timeout, by_user=True)
+
+    async def _aload(
+        self, target: str | PreparedLoad, *, timeout: float | None, by_user: bool
+    ) -> LoadedSkill:
+        limit = _check_timeout(timeout, "timeout") if timeout is not None else None
+        if limit is None:
+            limit = self._loader.approval_timeout
+        issued = self._claim(target, by_user=by_user)
+        if isinstance(issued, LoadedSkill):
+            return issued
+        answer, shared_with = await self._shared_answer(issued, limit)
+        return self._decide(issued, answer, shared_with=shared_with)
+
+    async def _shared_answer(
+        self, issued: _Issued, limit: float | None
+    ) -> tuple[object, str | None]:
+        """The approver's answer for *issued*, asking once for every concurrent call of
+        the same agent and snapshot in this event loop (rule 7: one human prompt)."""
+        loader = self._loader
+        snapshot = issued.served.snapshot
+        key = (id(asyncio.get_running_loop()), self.agent, snapshot.skill.name, snapshot.digest)
+        with loader._lock:  # noqa: SLF001
+            flight = loader._inflight.get(key)  # noqa: SLF001
+            starter = flight is None
+            if flight is None:
+                flight = _Flight(issued.request.request_id, self._start(issued.request))
+                loader._inflight[key] = flight  # noqa: SLF001
+                flight.task.add_done_callback(lambda _: self._land(key, flight))
+            flight.waiters += 1
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(flight.task), limit)
+        except asyncio.TimeoutError:
+            self._outcome(issued, "approval_timed_out", "timed_out", "no answer in time")
+            raise ApprovalDeniedError(
+                "timed_out",
+                f"the approver did not answer within {limit} seconds",
+                name=snapshot.skill.name,
+                agent=self.agent,
+            ) from None
+        except asyncio.CancelledError:
+            self._outcome(issued, "approval_cancelled", "cancelled", "the load was cancelled")
+            raise
+        except Exception:  # noqa: BLE001 - an approver that fails has not approved
+            answer = None
+        finally:
+            with loader._lock:  # noqa: SLF001
+                flight.waiters -= 1
+                orphaned = flight.waiters == 0 and not flight.task.done()
+                if orphaned and loader._inflight.get(key) is flight:  # noqa: SLF001
+                    del loader._inflight[key]  # noqa: SLF001
+            if orphaned:
+                flight.task.cancel()  # nobody waits for this prompt any more
+        return answer, None if starter else flight.request_id
+
+    def _start(self, request: ApprovalRequest) -> asyncio.Future[Any]:
+        answer = self._ask(request)
+        if inspect.isawaitable(answer):
+            return asyncio.ensure_future(answer)
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done.set_result(answer)
+        return done
+
+    def _land(self, key: tuple[int, str, str, str], flight: _Flight) -> None:
+        """A decided approval is not reused by later calls: they ask again."""
+        loader = self._loader
+        with loader._lock:  # noqa: SLF001
+            if loader._inflight.get(key) is flight:  # noqa: SLF001
+                del loader._inflight[key]  # noqa: SLF001
+
+    def _outcome(self, issued: _Issued, event: str, code: str, reason: str) -> None:
+        self._loader.auditor.emit(
+            event,
+            agent=self.agent,
+            skill=issued.request.skill,
+            source="workspace",
+            decision="deny",
+            code=code,
+            reason=reason,
+            digest=issued.request.digest,
+            request_id=issued.request.request_id,
+        )
 
     def effective_tools(self, target: str | LoadedSkill) -> frozenset[str]:
-        """The agent's tool grant, narrowed by the skill's ``allowed-tools`` (never widened)."""
+        """The agent's tool grant, narrowed by the skill's ``allowed-tools`` as permission
+        rules (never widened), from the approved snapshot. A workspace skill named by a
+        string must have been approved for this agent first (``ApprovalRequiredError``,
+        ``not_approved``); a ``LoadedSkill`` of another agent or loader is refused."""
         grant = self._loader.policy.grant(self.agent)
         granted = grant.tools if grant is not None else frozenset()
+        skill: Skill
         if isinstance(target, LoadedSkill):
-            skill = target.skill
-        else:
+            if target._loader is not self._loader or target.agent != self.agent:  # noqa: SLF001
+                raise _unknown(self.agent, target.name)
+            served = target._served  # noqa: SLF001
+            skill = served.snapshot.skill if served is not None else target.skill
+            if served is None:
+                embedded = self._loader.embedded.get(target.name)
+                if embedded is None:
+                    raise _unknown(self.agent, target.name)
+                skill = embedded
+        elif isinstance(target, str):
             source = self._loader._source_of(self.agent, target)  # noqa: SLF001
-            embedded = self._loader.embedded.get(target) if source == "embedded" else None
-            skill = embedded or self._loader.snapshot(target)
-        if not skill.allowed_tools:
-            return granted
-        return granted & frozenset(skill.allowed_tools)
+            if source == "embedded":
+                embedded = self._loader.embedded.get(target)
+                assert embedded is not None
+                skill = embedded
+            else:
+                approved = self._loader._approved_snapshot(self.agent, target)  # noqa: SLF001
+                if approved is None:
+                    raise ApprovalRequiredError(
+                        "not_approved",
+                        "no approved snapshot of this workspace skill: load it first",
+                        name=target,
+                        agent=self.agent,
+                    )
+                skill = approved.snapshot.skill
+        else:
+            raise SkillUsageError("bad_argument", "effective_tools takes a name or a LoadedSkill")
+        return narrow(granted, skill.allowed_tools)
 
     def audit_summary(self, args: str | Mapping[str, object]) -> str:
         return audit_summary(args)
 
     # Internals ---------------------------------------------------------------------
 
-    def _prepared(self, target: str | PreparedLoad) -> PreparedLoad:
-        """The load to serve, re-authorized now; a workspace load only as issued, once."""
+    def _claim(self, target: str | PreparedLoad, *, by_user: bool) -> _Issued | LoadedSkill:
+        """Re-authorize now and take the recorded pending approval (rule 4), or serve an
+        embedded skill at once."""
         if isinstance(target, str):
             # Just prepared (and authorized) here: only its single use is left to claim.
-            prepared = self.prepare(target)
-            if prepared.request is not None:
-                self._loader.redeem(prepared)
-            return prepared
-        prepared = target
-        if not isinstance(prepared, PreparedLoad):
+            prepared = self.prepare(target, by_user=by_user)
+        elif isinstance(target, PreparedLoad):
+            prepared = target
+        else:
             raise SkillUsageError("bad_argument", "load takes a name or a PreparedLoad")
+        skill_field = getattr(prepared, "skill", None)
+        if not isinstance(skill_field, Skill):
+            raise SkillUsageError(
+                "bad_argument", "a PreparedLoad must hold the Skill it was made for"
+            )
+        name = skill_field.name
+        error: SkillError
         if prepared.agent != self.agent:
-            raise _unknown(self.agent, prepared.name)
+            error = _unknown(self.agent, name)
+            self._deny("load_denied", name, error, reason="a prepared load of another agent")
+            raise error
         try:
-            source = self._loader._source_of(self.agent, prepared.name)  # noqa: SLF001
+            source = self._loader._source_of(self.agent, name)  # noqa: SLF001
         except SkillError as exc:
-            self._deny("load_denied", prepared.name, exc)
+            self._deny("load_denied", name, exc)
             raise
         if source == "embedded":  # served from the cache, whatever the object holds
-            skill = self._loader.embedded.get(prepared.name)
+            skill = self._loader.embedded.get(name)
             assert skill is not None
-            return PreparedLoad(self.agent, skill, source, self._loader.embedded.origin, skill.name)
-        if prepared.source != "workspace" or not self._loader.redeem(prepared):
+            self._check_invocation(skill, by_user=by_user)
+            return self._grant_embedded(skill)
+        issued = self._loader._redeem(self.agent, prepared)  # noqa: SLF001
+        if issued is None or issued.request.skill != name or issued.by_user != by_user:
             error = ApprovalDeniedError(
                 "not_issued",
-                "this prepared load was not issued by this loader, or was already used",
-                name=prepared.name,
+                "this prepared load was not issued by this loader for this call, or was "
+                "already used",
+                name=name,
                 agent=self.agent,
             )
-            self._deny("load_denied", prepared.name, error)
+            self._deny("load_denied", name, error)
             raise error
-        return prepared
+        return issued
 
-    def _ask(self, prepared: PreparedLoad) -> Any:  # noqa: ANN401 - a Decision or an awaitable
-        assert prepared.request is not None
+    def _ask(self, request: ApprovalRequest) -> Any:  # noqa: ANN401 - a Decision or an awaitable
         try:
-            return self._loader.approver(prepared.request)
+            return self._loader.approver(request)
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
             return None
 
-    def _decide(self, prepared: PreparedLoad, answer: object) -> LoadedSkill:
+    def _decide(
+        self, issued: _Issued, answer: object, *, shared_with: str | None = None
+    ) -> LoadedSkill:
         decision = _valid_decision(answer)
-        assert prepared.request is not None
+        request = issued.request
+        note = (
+            f"one answer for concurrent requests, asked as {shared_with}" if shared_with else None
+        )
         if decision is None or decision.approved is not True:
             by = decision.by if decision is not None else "no valid answer"
             self._loader.auditor.emit(
                 "approval_denied",
                 agent=self.agent,
-                skill=prepared.name,
+                skill=request.skill,
                 source="workspace",
                 decision="deny",
                 code="denied",
-                sha256=prepared.sha256,
+                sha256=request.sha256,
+                digest=request.digest,
                 approver=by,
-                request_id=prepared.request.request_id,
+                reason=note,
+                request_id=request.request_id,
             )
             raise ApprovalDeniedError(
-                "denied", "the approver did not approve", name=prepared.name, agent=self.agent
+                "denied", "the approver did not approve", name=request.skill, agent=self.agent
             )
         self._loader.auditor.emit(
             "approval_granted",
             agent=self.agent,
-            skill=prepared.name,
+            skill=request.skill,
             source="workspace",
             decision="allow",
-            sha256=prepared.sha256,
+            sha256=request.sha256,
+            digest=request.digest,
             approver=decision.by,
-            request_id=prepared.request.request_id,
+            reason=note,
+            request_id=request.request_id,
         )
-        return self._grant(prepared, approver=decision.by)
+        served = issued.served
+        skill = served.snapshot.skill
+        # Written before the skill is handed over: no record, no load (AuditError).
+        self._loader.auditor.emit(
+            "load_granted",
+            agent=self.agent,
+            skill=skill.name,
+            source="workspace",
+            decision="allow",
+            path=request.path,
+            size=served.snapshot.manifest.total_bytes,
+            sha256=skill.sha256,
+            digest=served.snapshot.digest,
+            approver=decision.by,
+            request_id=request.request_id,
+        )
+        self._loader._remember(self.agent, served)  # noqa: SLF001
+        return LoadedSkill(self.agent, skill, "workspace", self._loader, served)
 
-    def _grant(self, prepared: PreparedLoad, *, approver: str) -> LoadedSkill:
-        if prepared.source == "embedded" and prepared.name in self._loader._workspace_meta:  # noqa: SLF001
+    def _grant_embedded(self, skill: Skill) -> LoadedSkill:
+        if skill.name in self._loader._workspace_meta:  # noqa: SLF001
             self._loader.auditor.emit(
                 "shadowing_refused",
                 agent=self.agent,
-                skill=prepared.name,
+                skill=skill.name,
                 source="workspace",
                 decision="deny",
                 code="embedded_wins",
                 reason="the embedded skill of this name is served instead",
             )
-        # Written before the skill is handed over: no record, no load (AuditError).
         self._loader.auditor.emit(
             "load_granted",
             agent=self.agent,
-            skill=prepared.name,
-            source=prepared.source,
+            skill=skill.name,
+            source="embedded",
             decision="allow",
-            path=prepared.path,
-            size=prepared.size,
-            sha256=prepared.sha256,
-            approver=approver,
-            request_id=prepared.request.request_id if prepared.request else None,
+            path=skill.name,
+            size=skill.size,
+            sha256=skill.sha256,
+            approver="embedded",
         )
-        return LoadedSkill(self.agent, prepared.skill, prepared.source, self._loader)
+        return LoadedSkill(self.agent, skill, "embedded", self._loader)
 
-    def _deny(self, event: str, name: object, error: SkillError) -> None:
+    def _deny(
+        self, event: str, name: object, error: SkillError, *, reason: str | None = None
+    ) -> None:
         if error.kind == "containment":
             event = "containment_violation"
         elif error.kind == "malformed":
@@ -680,9 +1180,11 @@ class AgentSkills:
             skill=name if isinstance(name, str) else None,
             decision="deny",
             code=error.code,
-            reason=error.reason,
+            reason=reason or error.reason,
         )
 
 
 def _location(meta: SkillMeta) -> str:
+    if not meta.root:
+        return ""  # not approved: no location reaches a prompt
     return f"{meta.root}/{meta.location}/SKILL.md" if meta.location else f"{meta.root}/SKILL.md"

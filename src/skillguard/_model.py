@@ -134,6 +134,8 @@ class Skill:
     allowed_tools: tuple[str, ...] = ()
     steps: tuple[Step, ...] = ()
     version: str | None = None
+    extra: Mapping[str, YamlValue] = EMPTY_MAP
+    warnings: tuple[SkillWarning, ...] = ()
     # Claude Code's skill fields (its skills documentation): whether the model may load
     # the skill on its own, whether a user may invoke it as a command, the hint shown
     # for its arguments, and the model, context and agent it asks to run with.
@@ -143,5 +145,3 @@ class Skill:
     model: str | None = None
     context: str | None = None
     agent: str | None = None
-    extra: Mapping[str, YamlValue] = EMPTY_MAP
-    warnings: tuple[SkillWarning, ...] = ()

@@ -8,8 +8,10 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
    NUL, C0/C1 controls (other than tab and newline), the U+2028/U+2029 line
    separators and U+FEFF are refused in the frontmatter, NUL in the body too.
 3. Fences: line 1 is ``---`` (trailing blanks allowed); the frontmatter ends at the
-   first later line of the same shape; the body is everything after it.
-4. YAML as data only (see ``_yaml``).
+   first later line of the same shape, searched for only within the frontmatter cap;
+   the body is everything after it.
+4. YAML as data only, through ``_yaml.load_document``, the entry point every YAML
+   document shares (it applies the frontmatter's character rules of step 2).
 5. Agent Skills fields, with the ``strict`` or ``compat`` profile; every spec string
    field, tool and step refuses the invisible characters of ``FORBIDDEN_RANGES``.
    ``allowed-tools`` is split into rules by ``_tools.split_tools`` (outside
@@ -31,7 +33,7 @@ from ._errors import MalformedSkillError, SkillUsageError, safe_repr
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import EMPTY_MAP, FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._tools import check_rule, split_tools
-from ._yaml import Backend, KeyLines, compose_mapping
+from ._yaml import Backend, KeyLines, decode_utf8, load_document
 
 __all__ = [
     "FORBIDDEN_CHARS",
@@ -46,13 +48,8 @@ NAME_MAX: Final = 64
 DESCRIPTION_MAX: Final = 1024
 COMPATIBILITY_MAX: Final = 500
 
-_BOM: Final = b"\xef\xbb\xbf"
 _NAME_RE: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FENCE_RE: Final = re.compile(r"---[ \t]*")  # a whole line, with fullmatch()
-# C0/C1 controls (tab and newline aside), the line and paragraph separators and a BOM
-# inside the text: invisible to a reviewer, and the two YAML parsers disagree on them.
-_FRONTMATTER_FORBIDDEN_RE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
-_ASCII_ALLOWED: Final = b"\t\n" + bytes(range(0x20, 0x7F))
 # Invisible and bidirectional characters: they carry text past a human reviewer that a
 # model still reads (threat-model.md T8). Inclusive ranges of code points.
 FORBIDDEN_RANGES: Final = (
@@ -159,49 +156,25 @@ def parse_skill_with(
         raise MalformedSkillError(
             "too_large", f"the file is larger than {limits.max_skill_bytes} bytes"
         )
-    text = _decode(raw)
+    text = decode_utf8(raw)
     frontmatter, body, fm_first_line = _split_fences(text, limits)
-
-    bad = _find_forbidden_control(frontmatter)
-    if bad is not None:
-        raise MalformedSkillError(
-            "control_character",
-            f"forbidden control character U+{ord(bad.group()):04X} in the frontmatter",
-            line=fm_first_line + frontmatter.count("\n", 0, bad.start()),
-        )
     if "\x00" in body:
         raise MalformedSkillError("control_character", "NUL character in the body")
-
-    fields, lines = compose_mapping(frontmatter, limits, first_line=fm_first_line, backend=backend)
+    # The frontmatter goes through the one YAML entry point every document shares:
+    # the same character rules and composer as the policy file (threat-model.md T60).
+    fields, lines = load_document(
+        frontmatter, limits, what="the frontmatter", first_line=fm_first_line, backend=backend
+    )
     return _build(fields, lines, body, raw, expected_name, profile)
 
 
-def _find_forbidden_control(frontmatter: str) -> re.Match[str] | None:
-    # Fast path for the usual ASCII frontmatter: deleting every allowed byte leaves
-    # nothing, in one C loop; the regex runs only to locate a character once found.
-    if frontmatter.isascii() and not frontmatter.encode("ascii").translate(None, _ASCII_ALLOWED):
-        return None
-    return _FRONTMATTER_FORBIDDEN_RE.search(frontmatter)
-
-
-def _decode(raw: bytes) -> str:
-    if raw.startswith(_BOM):
-        raw = raw[3:]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MalformedSkillError(
-            "bad_encoding",
-            "the file is not valid UTF-8",
-            line=raw.count(b"\n", 0, exc.start) + 1,
-        ) from exc
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
-
-
 def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
-    """Return (frontmatter, body, file line where the frontmatter starts)."""
+    """Return (frontmatter, body, file line where the frontmatter starts).
+
+    The closing fence is searched for only as far as a frontmatter within
+    ``max_frontmatter_bytes`` could reach (threat-model.md T1): a file that holds no fence there is
+    refused without scanning the rest of it.
+    """
     first_end = text.find("\n")
     first_line = text if first_end < 0 else text[:first_end]
     if first_line != "---" and _FENCE_RE.fullmatch(first_line) is None:
@@ -211,12 +184,22 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
     if first_end < 0:
         raise MalformedSkillError("no_closing_fence", "the frontmatter is never closed")
     start = first_end + 1
+    cap = limits.max_frontmatter_bytes
+    # The frontmatter is text[start : candidate + 1]; a code point is at least one
+    # byte, so a fence "\n---" starting after start + cap - 1 leaves more than cap
+    # bytes of frontmatter: the search can stop where such a fence would end.
+    stop = start + cap + 3
     # str.find is far faster than a MULTILINE regex over the body; each candidate
     # "\n---" is then checked to be a whole fence line.
     candidate = first_end
     while True:
-        candidate = text.find("\n---", candidate)
+        candidate = text.find("\n---", candidate, stop)
         if candidate < 0:
+            if len(text) > stop:
+                raise MalformedSkillError(
+                    "frontmatter_too_large",
+                    f"the frontmatter is not closed within {cap} bytes",
+                )
             raise MalformedSkillError("no_closing_fence", "the frontmatter is never closed")
         line_end = text.find("\n", candidate + 4)
         if line_end < 0:
@@ -225,7 +208,6 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
             break
         candidate += 4
     frontmatter = text[start : candidate + 1]
-    cap = limits.max_frontmatter_bytes
     if len(frontmatter) > cap // 4 and len(frontmatter.encode("utf-8")) > cap:
         raise MalformedSkillError(
             "frontmatter_too_large", f"the frontmatter is larger than {cap} bytes"

@@ -9,8 +9,12 @@ Rules (threat-model.md T23-T24):
   default, or ``approve``: workspace skills only after a human approved them) and
   sub-agents. A sub-agent's grant must be a subset of its parent's (skills, tools, and
   workspace mode): a policy that widens is refused when it is loaded, never trimmed.
-* The policy file is read through the same hardened YAML path as skills (no anchors,
-  tags or duplicate keys, every scalar a string), with its own limits.
+* The policy file is read through the one YAML entry point skills use
+  (``_yaml.load_document``): no anchors, tags or duplicate keys, every scalar a
+  string, and the same character rules, so a U+2028 that libyaml reads as a line
+  break cannot turn what a reviewer sees as a comment into a grant (T60). It has its
+  own limits (``POLICY_LIMITS``), and from disk at most ``cap + 1`` bytes of it are
+  ever read (``from_file``, T62).
 
 The format::
 
@@ -27,6 +31,7 @@ The format::
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
@@ -34,14 +39,26 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from ._errors import MalformedSkillError, SkillUsageError
+from ._fs import operator_path, read_operator_bytes
 from ._limits import Limits
 from ._parse import is_valid_name
-from ._yaml import compose_mapping
+from ._yaml import load_document
 
 if TYPE_CHECKING:
-    from ._model import YamlValue
+    import os
 
-__all__ = ["AgentGrant", "AllowPolicy", "PolicyError", "WorkspaceMode", "is_valid_agent"]
+    from ._model import YamlValue
+    from ._yaml import Backend
+
+__all__ = [
+    "POLICY_LIMITS",
+    "AgentGrant",
+    "AllowPolicy",
+    "PolicyError",
+    "WorkspaceMode",
+    "is_valid_agent",
+    "parse_policy_with",
+]
 
 WorkspaceMode = Literal["deny", "approve"]
 
@@ -98,9 +115,9 @@ class AgentGrant:
 class AllowPolicy:
     """A closed mapping agent -> grant. Build it from data or load it from a file.
 
-    ``AllowPolicy.from_mapping(data)`` and ``AllowPolicy.from_yaml(raw_bytes)`` raise
-    :class:`PolicyError` for anything invalid, including a sub-agent that widens its
-    parent's grant.
+    ``AllowPolicy.from_mapping(data)``, ``AllowPolicy.from_yaml(raw_bytes)`` and
+    ``AllowPolicy.from_file(path)`` raise :class:`PolicyError` for anything invalid,
+    including a sub-agent that widens its parent's grant.
     """
 
     agents: Mapping[str, AgentGrant] = attrs.field(factory=dict, converter=_read_only)
@@ -161,24 +178,36 @@ class AllowPolicy:
 
     @classmethod
     def from_yaml(cls, raw: bytes) -> AllowPolicy:
-        """Parse a policy file's bytes (see the module docstring for the format)."""
-        if not isinstance(raw, bytes):
-            raise SkillUsageError("bad_argument", "raw must be bytes")
-        if len(raw) > POLICY_LIMITS.max_skill_bytes:
-            raise PolicyError("bad_policy", "the policy file is larger than 1 MiB")
+        """Parse a policy file's bytes (see the module docstring for the format).
+
+        Raises :class:`PolicyError` (``bad_policy``, with the line where known) for a
+        document over 1 MiB, not UTF-8, holding a control or line-separator character,
+        not plain YAML data, or not a valid policy; :class:`SkillUsageError` when
+        *raw* is not bytes. Blank input is the empty policy, which denies everything.
+        """
+        return parse_policy_with(raw, backend=None)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> AllowPolicy:
+        """Read and parse the policy file at *path* (the operator's own file).
+
+        At most ``POLICY_LIMITS.max_frontmatter_bytes + 1`` bytes are read, from a
+        regular file only. Raises :class:`PolicyError` when the file cannot be read,
+        is not a regular file, or is invalid (as :meth:`from_yaml`), and
+        :class:`SkillUsageError` when *path* is not a path.
+        """
+        name = operator_path(path, "the policy path")
+        cap = POLICY_LIMITS.max_frontmatter_bytes
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise PolicyError("bad_policy", "the policy file is not valid UTF-8") from exc
-        if not text.strip():
-            return cls()
-        try:
-            data, _ = compose_mapping(text, POLICY_LIMITS)
-        except MalformedSkillError as exc:
-            raise PolicyError(
-                "bad_policy", f"the policy file is not plain YAML data ({exc.code})", line=exc.line
-            ) from exc
-        return cls.from_mapping(_plain(data))  # type: ignore[arg-type]
+            raw = read_operator_bytes(name, limit=cap)
+        except OSError as exc:
+            reasons = {
+                errno.EINVAL: "the policy file is not a regular file",
+                errno.EFBIG: f"the policy file is larger than {cap} bytes",
+            }
+            reason = reasons.get(exc.errno or 0, "the policy file cannot be read")
+            raise PolicyError("bad_policy", reason) from exc
+        return parse_policy_with(raw, backend=None)
 
     def check_subagents(self) -> None:
         """Refuse a sub-agent that is unknown, or whose grant is wider than its parent's."""
@@ -210,6 +239,22 @@ class AllowPolicy:
         """Whether *agent* may load *name*: a pure membership test, fail-secure."""
         grant = self.grant(agent)
         return grant is not None and isinstance(name, str) and name in grant.skills
+
+
+def parse_policy_with(raw: bytes, *, backend: Backend | None) -> AllowPolicy:
+    """``AllowPolicy.from_yaml`` with an explicit YAML backend (for the differential
+    tests and fuzz target, which must see both parsers agree on every policy)."""
+    if not isinstance(raw, bytes):
+        raise SkillUsageError("bad_argument", "raw must be bytes")
+    try:
+        data, _ = load_document(
+            raw, POLICY_LIMITS, what="the policy file", backend=backend, allow_empty=True
+        )
+    except MalformedSkillError as exc:
+        # The operator's own file is at fault, not untrusted input: a usage error,
+        # with the composer's code kept in the reason and its line kept as is.
+        raise PolicyError("bad_policy", f"{exc.reason} ({exc.code})", line=exc.line) from exc
+    return AllowPolicy.from_mapping(_plain(data))  # type: ignore[arg-type]
 
 
 def _plain(value: YamlValue) -> object:

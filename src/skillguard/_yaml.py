@@ -1,10 +1,24 @@
-"""Restricted YAML: compose plain data from ruamel's event stream, rejecting as we go.
+"""Restricted YAML: the one entry point for every YAML document skillguard reads.
 
-Rules (threat-model.md T3-T6). Hostile text is never handed to ``YAML().load()``:
-ruamel's C loader recurses in C and kills the interpreter on deep flow nesting, its
-pure loader raises ``AssertionError`` on ``%YAML 1.10``, and neither can be told to
-refuse aliases. Instead we pull parser *events* one at a time and build the value
-ourselves, iteratively, refusing at the first event that breaks a rule:
+:func:`load_document` is how SKILL.md frontmatter, the policy file and any other YAML
+document become data (threat-model.md T1, T3-T7, T60). In this order it applies:
+
+1. Size: the document is at most ``Limits.max_frontmatter_bytes`` of UTF-8, checked
+   before decoding when it arrives as bytes.
+2. Encoding (bytes only): strict UTF-8, one leading BOM removed, CRLF and lone CR
+   read as LF (:func:`decode_utf8`, which the SKILL.md parser uses for a whole file).
+3. Characters: NUL, C0/C1 controls other than tab and newline (NEL U+0085 among
+   them), the line and paragraph separators U+2028/U+2029 and U+FEFF are refused.
+   libyaml breaks lines at U+2028, U+2029 and NEL, YAML 1.2 does not, and a person
+   sees none of them: ``# read-only<U+2028>workspace: approve`` is a comment to a
+   reviewer and a grant to libyaml.
+4. Composition from the parser's events, below.
+
+Hostile text is never handed to ``YAML().load()``: ruamel's C loader recurses in C
+and kills the interpreter on deep flow nesting, its pure loader raises
+``AssertionError`` on ``%YAML 1.10``, and neither can be told to refuse aliases.
+Instead we pull parser *events* one at a time and build the value ourselves,
+iteratively, refusing at the first event that breaks a rule:
 
 * no anchors, no aliases (no billion-laughs expansion, no shared structure);
 * no explicit tags of any kind, no directive lines (``%YAML``, ``%TAG``, reserved);
@@ -16,11 +30,12 @@ ourselves, iteratively, refusing at the first event that breaks a rule:
 
 The C parser (libyaml via ``ruamel.yaml.clib``, YAML 1.1) is used where it is
 installed; the pure-Python parser (YAML 1.2) is the fallback. They must give the same
-answer for every input (threat-model.md T6; a differential test and fuzz target check
-it). The text reaching them has been cleared of control and line-separator characters
-by ``_parse``, and the constructs the two grammars read differently are refused here:
-tabs outside quoted scalars, empty unquoted keys, an unquoted ``:`` inside a flow
-collection, a ``#`` glued to a block scalar header, and the lines named above.
+answer for every input (threat-model.md T6, T60; a differential test and fuzz target
+check it, on skills and on policies). The text reaching them has been cleared of
+control and line-separator characters by step 3, and the constructs the two grammars
+read differently are refused here: tabs outside quoted scalars, empty unquoted keys,
+an unquoted ``:`` inside a flow collection, a ``#`` glued to a block scalar header,
+and the lines named above.
 """
 
 from __future__ import annotations
@@ -56,16 +71,23 @@ __all__ = [
     "BACKENDS",
     "Backend",
     "KeyLines",
-    "compose_mapping",
+    "decode_utf8",
     "default_backend",
     "has_c_parser",
+    "load_document",
 ]
 
 Backend: TypeAlias = Literal["c", "pure"]
 
+_BOM = b"\xef\xbb\xbf"
+# C0/C1 controls (tab and newline aside), the line and paragraph separators and a BOM
+# inside the text: invisible to a reviewer, and the two YAML parsers disagree on them.
+# Lone surrogates cannot come from decoded bytes, only from a caller's str.
+_FORBIDDEN_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+_ASCII_ALLOWED = b"\t\n" + bytes(range(0x20, 0x7F))
 _NO_KEY: Any = object()
 _QUOTED = ("'", '"')
-# _parse refuses these characters in the raw text; a double-quoted scalar can still
+# The raw text is cleared of these characters first; a double-quoted scalar can still
 # spell them as escapes ("\x1b", "\u2028"), and lone surrogates ("\ud800") too.
 _ESCAPED_FORBIDDEN_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 _BLOCK = ("|", ">")
@@ -139,19 +161,24 @@ def _fail_properties(event: Any, first_line: int) -> None:  # noqa: ANN401
     _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
 
 
-def _syntax_error(exc: BaseException, first_line: int) -> MalformedSkillError:
+def _syntax_error(exc: BaseException, first_line: int, what: str) -> MalformedSkillError:
     # The parser's own problem text can quote the input (an unknown escape, a tag
     # handle), so only the position is kept.
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = getattr(mark, "line", None)
     return MalformedSkillError(
         "yaml_syntax",
-        f"the frontmatter is not valid YAML ({type(exc).__name__})",
+        f"{what} is not valid YAML ({type(exc).__name__})",
         line=line + first_line if isinstance(line, int) else None,
     )
 
 
 def _check_tabs(text: str, quoted_spans: list[tuple[int, int]], first_line: int) -> None:
+    # Counting in C, span by span, settles the usual case (every tab quoted) in one
+    # step per quoted scalar rather than one per tab; the walk below only locates a
+    # tab outside, for the error's line.
+    if sum(text.count("\t", start, end) for start, end in quoted_spans) == text.count("\t"):
+        return
     span = 0
     position = text.find("\t")
     while position >= 0:
@@ -217,22 +244,97 @@ def _check_lines(text: str, first_line: int) -> None:
     )
 
 
-def compose_mapping(
-    text: str, limits: Limits, *, first_line: int = 1, backend: Backend | None = None
-) -> tuple[dict[str, YamlValue], KeyLines]:
-    """Compose *text* (one YAML document) into a ``dict`` of plain data.
+def decode_utf8(raw: bytes, *, what: str = "the file") -> str:
+    """Strict UTF-8 with one leading BOM removed and CRLF and lone CR read as LF.
 
-    ``first_line`` is the file line on which *text* starts, so error lines point into
-    the file. Returns the mapping and, for each top-level key, the file line it is on
-    (so field errors can name their line). Raises :class:`MalformedSkillError` for
-    every rule in the module docstring and for any parser failure; any other
-    exception is a bug.
+    Raises :class:`MalformedSkillError` (``bad_encoding``, with the line of the first
+    bad byte) for anything that is not UTF-8.
     """
-    # Event streams are pulled lazily so that a hostile document is refused at the
-    # first bad event, before the parser reads (or allocates for) the rest of it.
+    if raw.startswith(_BOM):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedSkillError(
+            "bad_encoding",
+            f"{what} is not valid UTF-8",
+            line=raw.count(b"\n", 0, exc.start) + 1,
+        ) from exc
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _find_forbidden_control(text: str) -> re.Match[str] | None:
+    """The first character of *text* that no YAML document may hold, if any."""
+    # Fast path for the usual ASCII text: deleting every allowed byte leaves nothing,
+    # in one C loop; the regex runs only to locate a character once one is there.
+    if text.isascii() and not text.encode("ascii").translate(None, _ASCII_ALLOWED):
+        return None
+    return _FORBIDDEN_CONTROL_RE.search(text)
+
+
+def load_document(
+    raw: bytes | str,
+    limits: Limits,
+    *,
+    what: str,
+    first_line: int = 1,
+    backend: Backend | None = None,
+    allow_empty: bool = False,
+) -> tuple[dict[str, YamlValue], KeyLines]:
+    """Read one YAML document of plain data: the only way skillguard reads YAML.
+
+    *raw* is the document's bytes (size-checked, then decoded by :func:`decode_utf8`)
+    or text already decoded by the caller (the SKILL.md parser decodes the whole file
+    once). *what* names the document in error reasons (``"the policy file"``);
+    ``first_line`` is the file line on which *raw* starts, so error lines point into
+    the file. With ``allow_empty``, a document of blanks and newlines only is the
+    empty mapping instead of a refusal.
+
+    Returns the mapping and, for each top-level key, the file line it is on (so field
+    errors can name their line). Raises :class:`MalformedSkillError` for every rule in
+    the module docstring, with the line where known, and :class:`SkillUsageError` for
+    an unknown *backend*; any other exception is a bug.
+    """
     events_of = BACKENDS.get(backend or _DEFAULT_BACKEND)
     if events_of is None:
         raise SkillUsageError("bad_argument", "backend must be 'c' or 'pure'")
+    cap = limits.max_frontmatter_bytes
+    if isinstance(raw, bytes):
+        if len(raw) > cap:
+            raise MalformedSkillError("too_large", f"{what} is larger than {cap} bytes")
+        text = decode_utf8(raw, what=what)
+    else:
+        text = raw
+        # A str of n code points is at most 4n UTF-8 bytes: below cap // 4 code points
+        # it cannot be over the cap, so the usual document is never encoded here.
+        if len(text) > cap // 4 and len(text.encode("utf-8", "surrogatepass")) > cap:
+            raise MalformedSkillError("too_large", f"{what} is larger than {cap} bytes")
+    bad = _find_forbidden_control(text)
+    if bad is not None:
+        raise MalformedSkillError(
+            "control_character",
+            f"forbidden control character U+{ord(bad.group()):04X} in {what}",
+            line=first_line + text.count("\n", 0, bad.start()),
+        )
+    if allow_empty and not text.strip(" \n"):
+        return {}, KeyLines({}, first_line)
+    return _compose(text, limits, events_of, what=what, first_line=first_line)
+
+
+def _compose(
+    text: str,
+    limits: Limits,
+    events_of: Callable[[str], Callable[[], Any]],
+    *,
+    what: str,
+    first_line: int,
+) -> tuple[dict[str, YamlValue], KeyLines]:
+    """Compose *text* (one YAML document, cleared of forbidden characters) into a
+    ``dict`` of plain data, refusing at the first event that breaks a rule."""
+    # Event streams are pulled lazily so that a hostile document is refused at the
+    # first bad event, before the parser reads (or allocates for) the rest of it.
     _check_lines(text, first_line)
     try:
         get_event = events_of(text)
@@ -240,7 +342,7 @@ def compose_mapping(
         raise
     except Exception as exc:  # pragma: no cover - neither parser reads on construction
         # Kept so that a future parser that does cannot break the error boundary.
-        raise _syntax_error(exc, first_line) from exc
+        raise _syntax_error(exc, first_line, what) from exc
 
     max_depth = limits.max_depth
     max_nodes = limits.max_nodes
@@ -271,7 +373,7 @@ def compose_mapping(
         try:
             event = get_event()
         except Exception as exc:  # every parser failure, RecursionError and AssertionError too
-            raise _syntax_error(exc, first_line) from exc
+            raise _syntax_error(exc, first_line, what) from exc
         cls = type(event)
 
         if cls is ScalarEvent:
@@ -341,14 +443,14 @@ def compose_mapping(
             elif cur is not None:
                 cur.append(value)
             else:
-                _fail("not_a_mapping", "the frontmatter must be a mapping", event, first_line)
+                _fail("not_a_mapping", f"{what} must be a mapping", event, first_line)
 
         elif cls is MappingStartEvent or cls is SequenceStartEvent:
             if event.anchor is not None or event.ctag is not None:
                 _fail_properties(event, first_line)
             is_map = cls is MappingStartEvent
             if cur is None and not is_map:
-                _fail("not_a_mapping", "the frontmatter must be a mapping", event, first_line)
+                _fail("not_a_mapping", f"{what} must be a mapping", event, first_line)
             if cur_is_map and key is _NO_KEY:
                 _fail("yaml_complex_key", "mapping keys must be scalars", event, first_line)
             if len(stack) >= max_depth:
@@ -399,7 +501,7 @@ def compose_mapping(
         # StreamStartEvent and DocumentEndEvent carry nothing to check.
 
     if result is None:
-        raise MalformedSkillError("not_a_mapping", "the frontmatter is empty", line=first_line)
+        raise MalformedSkillError("not_a_mapping", f"{what} is empty", line=first_line)
     if quoted_spans is not None:
         _check_tabs(text, quoted_spans, first_line)
     return result, KeyLines(key_marks, first_line)

@@ -1,0 +1,232 @@
+"""Audit log throughput and memory: appends, ``audit verify`` and ``audit summarize``.
+
+Usage::
+
+    python benchmarks/bench_audit.py [--appends N] [--megabytes M] [--rounds R]
+
+Three measurements, each against the way skillguard did it before (kept here, verbatim
+in substance, as the ``before`` contestant), interleaved round by round; the best round
+counts:
+
+* **append**: records/s of ``AuditLog.write`` on a log already over 1 MiB (the steady
+  state of a long-running host). ``before`` re-read up to 1 MiB of the file's tail under
+  the lock on every write to find the chain head; ``after`` keeps the head in memory
+  and checks ``(st_dev, st_ino, st_size)`` with one ``fstat``.
+* **verify** and **summarize**: MB/s and peak memory (``ru_maxrss`` of a fresh child
+  process, so each figure is that contestant's alone) over a log of about *M* MB.
+  ``before`` read the whole file, decoded it and split it with ``str.splitlines()``;
+  ``after`` is the command line's own path: ``stream_lines`` (1 MiB chunks, 64 KiB line
+  cap) into ``verify_records`` / ``summarize_log``. The child's baseline (interpreter
+  plus skillguard, nothing read) is printed too: ``after`` should sit on it whatever
+  the file's size.
+
+Prints each figure and the after/before ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import hmac
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import skillguard
+from skillguard._audit import (
+    MAX_RECORD_BYTES,
+    canonical,
+    summarize_log,
+    summarize_records,
+    verify_records,
+)
+from skillguard._fs import FileLock, stream_lines
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+_GENESIS = "0" * 64
+
+
+# -- before: the algorithms this benchmark compares against ---------------------------
+
+
+class RereadingLog:
+    """The writer as it was: under the lock, read up to 1 MiB of the tail, parse the
+    last line for (seq, hash), then append."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = FileLock(str(path))
+
+    def _tail(self) -> tuple[int, str]:
+        with self.path.open("rb") as file:
+            file.seek(max(0, self.path.stat().st_size - (1 << 20)))
+            data = file.read()
+        lines = [line for line in data.split(b"\n") if line.strip()]
+        last = json.loads(lines[-1])
+        return int(last["seq"]), str(last["hash"])
+
+    def write(self, fields: Mapping[str, object]) -> None:
+        with self._lock:
+            seq, prev = self._tail()
+            record: dict[str, object] = dict(fields)
+            record["seq"] = seq + 1
+            record["prev_hash"] = prev
+            record["hash"] = hashlib.sha256(canonical(record)).hexdigest()
+            with self.path.open("ab") as file:
+                file.write(canonical(record) + b"\n")
+
+
+def verify_before(lines: list[str]) -> int:
+    """The old ``verify_records``: json.loads per line, canonical compare, hash, chain."""
+    prev = _GENESIS
+    number = 0
+    for number, line in enumerate(lines, start=1):
+        record = json.loads(line)
+        if canonical(record).decode() != line:
+            return -number
+        claimed = record.pop("hash")
+        if not hmac.compare_digest(hashlib.sha256(canonical(record)).hexdigest(), claimed):
+            return -number
+        if record.get("prev_hash") != prev or record.get("seq") != number:
+            return -number
+        prev = claimed
+    return number
+
+
+# -- the children: one measurement each, in a fresh process ---------------------------
+
+
+def child(task: str, path: str) -> None:
+    start = time.perf_counter()
+    records = 0
+    if task == "baseline":
+        pass
+    elif task == "verify-before":
+        records = verify_before(Path(path).read_bytes().decode("utf-8", "replace").splitlines())
+    elif task == "summarize-before":
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+        parsed = [json.loads(line) for line in text.splitlines()]
+        records = summarize_records([r for r in parsed if isinstance(r, dict)])["records"]
+    else:
+        with contextlib.closing(stream_lines(path, max_line=MAX_RECORD_BYTES)) as lines:
+            if task == "verify-after":
+                records = verify_records(lines).records
+            else:
+                records = summarize_log(lines)[1]["records"]
+    elapsed = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": elapsed, "records": records, "peak_kib": peak_kib}))
+
+
+def run_child(task: str, path: Path) -> dict[str, Any]:
+    completed = subprocess.run(  # noqa: S603 - this script, fixed arguments
+        [sys.executable, __file__, "--child", task, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(completed.stdout)
+    return result
+
+
+# -- the parent -----------------------------------------------------------------------
+
+
+def fields(index: int) -> dict[str, object]:
+    return {
+        "time": "2026-11-30T12:00:00Z",
+        "event": "load_denied" if index % 3 else "load_granted",
+        "agent": f"agent-{index % 7}",
+        "skill": f"skill-{index % 101}",
+        "source": "workspace",
+        "decision": "deny" if index % 3 else "allow",
+        "code": "not_authorized" if index % 3 else None,
+        "reason": "not in the set" if index % 3 else None,
+        "sha256": hashlib.sha256(str(index).encode()).hexdigest(),
+        "version": skillguard.__version__,
+    }
+
+
+def bench_appends(folder: Path, count: int, rounds: int) -> None:
+    prefill = 4000  # about 1.6 MB: the old writer then reads a full 1 MiB per record
+    contestants: dict[str, Callable[[Path], Any]] = {
+        "before": RereadingLog,
+        "after": skillguard.AuditLog,
+    }
+    best = dict.fromkeys(contestants, 0.0)
+    for round_number in range(rounds):
+        for name, make in contestants.items():
+            path = folder / f"append-{name}-{round_number}.jsonl"
+            seed = skillguard.AuditLog(path)
+            for index in range(prefill):
+                seed.write(fields(index))
+            log = make(path)
+            start = time.perf_counter()
+            for index in range(count):
+                log.write(fields(index))
+            rate = count / (time.perf_counter() - start)
+            best[name] = max(best[name], rate)
+            result = verify_records(path.read_bytes().splitlines())
+            assert result.intact, result
+            assert result.records == 1 + prefill + count
+    print(f"append (log over 1 MiB, {count} records, best of {rounds}):")
+    for name, rate in best.items():
+        print(f"  {name:<7} {rate:>10,.0f} records/s")
+    print(f"  after / before: {best['after'] / best['before']:.1f}x")
+
+
+def bench_reads(folder: Path, megabytes: int, rounds: int) -> None:
+    path = folder / "big.jsonl"
+    log = skillguard.AuditLog(path)
+    index = 0
+    while path.stat().st_size < megabytes * 1_000_000:
+        for _ in range(1000):
+            log.write(fields(index))
+            index += 1
+    size_mb = path.stat().st_size / 1_000_000
+    baseline = min(run_child("baseline", path)["peak_kib"] for _ in range(rounds))
+    print(f"\nverify and summarize ({size_mb:.0f} MB, {index + 1:,} records, best of {rounds};")
+    print(f"  child baseline, interpreter + skillguard: {baseline / 1024:.0f} MiB peak RSS):")
+    for action in ("verify", "summarize"):
+        best: dict[str, dict[str, Any]] = {}
+        for _ in range(rounds):
+            for when in ("before", "after"):
+                result = run_child(f"{action}-{when}", path)
+                assert result["records"] in {index + 1, index}, result  # summary: no header
+                if when not in best or result["seconds"] < best[when]["seconds"]:
+                    best[when] = {**result, "peak_kib": result["peak_kib"]}
+        for when, result in best.items():
+            print(
+                f"  {action:<9} {when:<7} {size_mb / result['seconds']:>7.1f} MB/s  "
+                f"peak {result['peak_kib'] / 1024:>7.0f} MiB"
+            )
+        speed = best["before"]["seconds"] / best["after"]["seconds"]
+        memory = best["after"]["peak_kib"] / best["before"]["peak_kib"]
+        print(f"  {action:<9} after / before: {speed:.2f}x speed, {memory:.2f}x peak memory")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--appends", type=int, default=5000)
+    parser.add_argument("--megabytes", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--child", nargs=2, metavar=("TASK", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_appends(Path(tmp), args.appends, args.rounds)
+        bench_reads(Path(tmp), args.megabytes, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
