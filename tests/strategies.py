@@ -20,7 +20,27 @@ names = st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,5}", fullmatch=True).fil
     lambda n: len(n) <= 64
 )
 non_blank_text = st.text(_SAFE_TEXT_CHARS, min_size=1, max_size=80).filter(str.strip)
-tool_names = st.from_regex(r"[A-Za-z][A-Za-z0-9_():*.-]{0,20}", fullmatch=True)
+tool_names = st.from_regex(
+    r"[A-Za-z][A-Za-z0-9_.-]{0,12}(\([A-Za-z0-9 _,:*.-]{0,12}\))?", fullmatch=True
+)
+
+# Tool rules over a small alphabet, so that rules often share a tool and a prefix and
+# the covering relation is exercised rather than always false.
+_rule_words = st.sampled_from(["git", "gitk", "diff", "ls", "lsof", "npm", "run", "a", "-v"])
+_bash_commands = st.lists(_rule_words, min_size=1, max_size=3).map(" ".join)
+_bash_specifiers = st.one_of(
+    _bash_commands,
+    _bash_commands.map(lambda c: c + ":*"),
+    _bash_commands.map(lambda c: c + " *"),
+    _bash_commands.map(lambda c: c + "*"),
+    st.sampled_from(["*", "git * main", "* --version", "git && rm", "a; b", " git:*", ":*"]),
+)
+tool_rules = st.one_of(
+    st.sampled_from(["Bash", "Read", "Grep", "bash", "mcp__gh", "mcp__gh__*", "mcp__gh__pr"]),
+    _bash_specifiers.map(lambda s: f"Bash({s})"),
+    st.sampled_from(["Read(./src/**)", "Read(*)", "WebFetch(domain:example.com)", "Read()"]),
+    st.text(st.sampled_from("Bash(git:*) ,"), max_size=12),
+)
 meta_keys = st.from_regex(r"[a-z][a-z0-9_-]{0,15}", fullmatch=True).filter(
     lambda k: k not in ("name", "<<")
 )
@@ -46,6 +66,12 @@ def skill_documents(draw: st.DrawFn) -> dict[str, Any]:
         fields["allowed-tools"] = tools if draw(st.booleans()) else " ".join(tools)
     if draw(st.booleans()):
         fields["steps"] = draw(st.lists(non_blank_text, max_size=5))
+    for flag in ("disable-model-invocation", "user-invocable"):
+        if draw(st.booleans()):
+            fields[flag] = draw(st.sampled_from(["true", "false", "True", "FALSE"]))
+    for key in ("argument-hint", "model", "context", "agent"):
+        if draw(st.booleans()):
+            fields[key] = draw(non_blank_text)
     # Any text but NUL, CR and the characters the strict body check looks at.
     body_chars = st.characters(
         codec="utf-8", exclude_characters="\x00\r" + "".join(FORBIDDEN_CHARS)

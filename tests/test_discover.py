@@ -59,6 +59,19 @@ def test_metadata_for_every_skill(tmp_path: Path) -> None:
     assert found.skipped == ()
 
 
+def test_metadata_carries_disable_model_invocation(tmp_path: Path) -> None:
+    make_skill(tmp_path, "alpha")
+    hidden = make_skill(tmp_path, "beta")
+    (hidden / "SKILL.md").write_text(
+        "---\nname: beta\ndescription: x\ndisable-model-invocation: true\n---\nBody.\n"
+    )
+    found = discover([tmp_path])
+    assert [(s.name, s.disable_model_invocation) for s in found.skills] == [
+        ("alpha", False),
+        ("beta", True),
+    ]
+
+
 def test_a_root_that_is_itself_a_skill_folder(tmp_path: Path) -> None:
     folder = make_skill(tmp_path, "solo")
     assert discover([folder]).names() == ("solo",)

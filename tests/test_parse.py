@@ -16,6 +16,7 @@ import skillguard
 from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
 from skillguard._parse import FORBIDDEN_CHARS, FORBIDDEN_RANGES
 from skillguard._text import REFUSED_RANGES
+from skillguard._tools import split_tools
 
 from .strategies import mutated_documents, render, skill_documents
 
@@ -81,6 +82,134 @@ def test_empty_allowed_tools_string_is_no_tools() -> None:
     assert parse_skill(doc(MINIMAL + "allowed-tools: ''\n")).allowed_tools == ()
 
 
+# -- tool rules and Claude Code's fields ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('"Read Grep Bash(git diff:*)"', ("Read", "Grep", "Bash(git diff:*)")),
+        (
+            "Read, Grep, Bash(git add, git commit:*)",
+            ("Read", "Grep", "Bash(git add, git commit:*)"),
+        ),
+        ("'Bash(python -c \"print(1)\")'", ('Bash(python -c "print(1)")',)),
+    ],
+)
+def test_t45_allowed_tools_string_splits_outside_parentheses(
+    value: str, expected: tuple[str, ...]
+) -> None:
+    assert parse_skill(doc(MINIMAL + f"allowed-tools: {value}\n")).allowed_tools == expected
+
+
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "allowed-tools: Bash(git diff:*\n",
+        "allowed-tools: Read) Bash\n",
+        "allowed-tools: 'Bash(git:*)) Read'\n",
+        "allowed-tools:\n  - Read\n  - Bash(git diff:*\n",
+        "allowed-tools:\n  - Bash(git))\n",
+    ],
+)
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_t45_unbalanced_tool_rules_are_refused(frontmatter: str, profile: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + frontmatter), profile=profile)  # type: ignore[arg-type]
+    assert (info.value.code, info.value.key) == ("malformed_tools", "allowed-tools")
+    assert info.value.line == 4
+    assert "'" in info.value.reason
+
+
+def test_claude_code_fields_are_typed_not_unknown() -> None:
+    skill = parse_skill(
+        doc(
+            MINIMAL
+            + "disable-model-invocation: true\n"
+            + "user-invocable: false\n"
+            + "argument-hint: '[issue-number]'\n"
+            + "model: claude-sonnet-4\n"
+            + "context: fork\n"
+            + "agent: Explore\n"
+            + "license: MIT\n"
+        )
+    )
+    assert skill.disable_model_invocation is True
+    assert skill.user_invocable is False
+    assert skill.argument_hint == "[issue-number]"
+    assert (skill.model, skill.context, skill.agent) == ("claude-sonnet-4", "fork", "Explore")
+    assert skill.extra == {}
+    assert skill.warnings == ()
+
+
+def test_claude_code_fields_default_when_absent() -> None:
+    skill = parse_skill(doc(MINIMAL))
+    assert skill.disable_model_invocation is False
+    assert skill.user_invocable is True
+    assert (skill.argument_hint, skill.model, skill.context, skill.agent) == (None,) * 4
+
+
+@pytest.mark.parametrize(
+    ("spelling", "expected"),
+    [
+        ("true", True),
+        ("True", True),
+        ("TRUE", True),
+        ("false", False),
+        ("False", False),
+        ("FALSE", False),
+        ("'true'", True),
+        ('"false"', False),
+    ],
+)
+def test_t48_flags_read_the_spellings_every_yaml_parser_agrees_on(
+    spelling: str, expected: bool
+) -> None:
+    raw = doc(MINIMAL + f"disable-model-invocation: {spelling}\nuser-invocable: {spelling}\n")
+    skill = parse_skill(raw)
+    assert skill.disable_model_invocation is expected
+    assert skill.user_invocable is expected
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "yes",
+        "no",
+        "on",
+        "off",
+        "y",
+        "n",
+        "1",
+        "0",
+        "tRue",
+        "'true '",
+        "''",
+        "[true]",
+        "{a: b}",
+        "~",
+        "null",
+        "enabled",
+    ],
+)
+@pytest.mark.parametrize("key", ["disable-model-invocation", "user-invocable"])
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_t48_flags_refuse_every_other_spelling(spelling: str, key: str, profile: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + f"{key}: {spelling!s}\n"), profile=profile)  # type: ignore[arg-type]
+    assert (info.value.code, info.value.key, info.value.line) == ("wrong_type", key, 4)
+
+
+@pytest.mark.parametrize("key", ["argument-hint", "model", "context", "agent"])
+def test_t8_claude_code_string_fields_refuse_hidden_characters(key: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + f"{key}: 'fork\u202e'\n"))
+    assert (info.value.code, info.value.key) == ("forbidden_character", key)
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + f"{key}: {{a: b}}\n"))
+    assert (info.value.code, info.value.key) == ("wrong_type", key)
+
+
 @pytest.mark.parametrize(
     ("yaml_value", "expected"),
     [
@@ -103,11 +232,11 @@ def test_t5_scalars_stay_strings_without_implicit_typing(yaml_value: str, expect
 
 
 def test_unknown_fields_are_kept_inert_with_a_warning() -> None:
-    skill = parse_skill(doc(MINIMAL + "author: someone\nuser-invocable: true\nrisk: [a, b]\n"))
-    assert dict(skill.extra) == {"author": "someone", "user-invocable": "true", "risk": ("a", "b")}
+    skill = parse_skill(doc(MINIMAL + "author: someone\nhomepage: x.org\nrisk: [a, b]\n"))
+    assert dict(skill.extra) == {"author": "someone", "homepage": "x.org", "risk": ("a", "b")}
     assert [(w.code, w.key) for w in skill.warnings] == [
         ("unknown_field", "author"),
-        ("unknown_field", "user-invocable"),
+        ("unknown_field", "homepage"),
         ("unknown_field", "risk"),
     ]
 
@@ -471,6 +600,18 @@ def test_limits_refuse_non_positive_or_non_int(field: str, bad: object) -> None:
         ("name: demo\ndescription: x\nallowed-tools: {a: b}\n", "wrong_type", "allowed-tools"),
         ("name: demo\ndescription: x\nallowed-tools: [a, [b]]\n", "wrong_type", "allowed-tools"),
         ("name: demo\ndescription: x\nallowed-tools: [a, '']\n", "empty_field", "allowed-tools"),
+        (
+            "name: demo\ndescription: x\nallowed-tools: Bash(git\n",
+            "malformed_tools",
+            "allowed-tools",
+        ),
+        (
+            "name: demo\ndescription: x\nallowed-tools: [Bash(git]\n",
+            "malformed_tools",
+            "allowed-tools",
+        ),
+        ("name: demo\ndescription: x\nmodel: [a]\n", "wrong_type", "model"),
+        ("name: demo\ndescription: x\nuser-invocable: yes\n", "wrong_type", "user-invocable"),
         ("name: demo\ndescription: x\nsteps: one\n", "wrong_type", "steps"),
         ("name: demo\ndescription: x\nsteps: [one, [two]]\n", "wrong_type", "steps"),
         ("name: demo\ndescription: x\nsteps: [one, ' ']\n", "empty_field", "steps"),
@@ -674,7 +815,15 @@ def test_round_trip_generated_skill(document: dict[str, object]) -> None:
     assert skill.version == fields.get("version")
     assert skill.metadata == fields.get("metadata", {})
     tools = fields.get("allowed-tools", [])
-    assert skill.allowed_tools == tuple(tools.split() if isinstance(tools, str) else tools)
+    assert skill.allowed_tools == tuple(split_tools(tools) if isinstance(tools, str) else tools)
+    assert skill.disable_model_invocation == (
+        fields.get("disable-model-invocation", "false").lower() == "true"
+    )
+    assert skill.user_invocable == (fields.get("user-invocable", "true").lower() == "true")
+    assert skill.argument_hint == fields.get("argument-hint")
+    assert skill.model == fields.get("model")
+    assert skill.context == fields.get("context")
+    assert skill.agent == fields.get("agent")
     assert [(s.index, s.text) for s in skill.steps] == list(
         enumerate(fields.get("steps", []), start=1)
     )

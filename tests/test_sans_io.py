@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "skillguard"
-CORE = ["_errors.py", "_limits.py", "_model.py", "_parse.py", "_text.py", "_yaml.py"]
+CORE = ["_errors.py", "_limits.py", "_model.py", "_parse.py", "_text.py", "_tools.py", "_yaml.py"]
 BANNED_MODULES = {"os", "io", "pathlib", "shutil", "socket", "subprocess", "tempfile", "glob"}
 BANNED_CALLS = {"open", "exec", "eval", "compile", "__import__"}
 

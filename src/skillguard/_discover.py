@@ -175,6 +175,8 @@ class SkillMeta:
     sha256: str
     size: int
     warnings: tuple[SkillWarning, ...] = ()
+    # Claude Code's ``disable-model-invocation``: a catalog shown to a model can leave
+    # such a skill out without reading its body.
     disable_model_invocation: bool = False
 
 

@@ -136,5 +136,12 @@ class Skill:
     version: str | None = None
     extra: Mapping[str, YamlValue] = EMPTY_MAP
     warnings: tuple[SkillWarning, ...] = ()
+    # Claude Code's skill fields (its skills documentation): whether the model may load
+    # the skill on its own, whether a user may invoke it as a command, the hint shown
+    # for its arguments, and the model, context and agent it asks to run with.
     disable_model_invocation: bool = False
     user_invocable: bool = True
+    argument_hint: str | None = None
+    model: str | None = None
+    context: str | None = None
+    agent: str | None = None

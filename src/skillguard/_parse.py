@@ -14,6 +14,10 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
    document shares (it applies the frontmatter's character rules of step 2).
 5. Agent Skills fields, with the ``strict`` or ``compat`` profile; every spec string
    field, tool and step refuses what ``_text.find_hidden`` refuses, in both profiles.
+   ``allowed-tools`` is split into rules by ``_tools.split_tools`` (outside
+   parentheses only; unbalanced ones are ``malformed_tools``). Claude Code's own skill
+   fields are typed too: two flags that accept only the YAML 1.2 core booleans, and
+   four strings.
 6. The body: a character that hides or reorders text is refused under ``strict``
    (with its line and column) and reported by a ``hidden_character`` warning under
    ``compat``, where the renderers show it escaped.
@@ -32,6 +36,7 @@ from ._errors import MalformedSkillError, SkillUsageError, safe_repr
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import EMPTY_MAP, FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._text import SUSPECT_CHARS, SUSPECT_RANGES, find_hidden
+from ._tools import check_rule, split_tools
 from ._yaml import Backend, KeyLines, decode_utf8, load_document
 
 __all__ = [
@@ -64,8 +69,26 @@ _KNOWN_FIELDS: Final = frozenset(
         "allowed-tools",
         "steps",
         "version",
+        # Claude Code's own skill fields: typed and checked like the spec's.
+        "disable-model-invocation",
+        "user-invocable",
+        "argument-hint",
+        "model",
+        "context",
+        "agent",
     }
 )
+# The spellings every YAML parser reads as a boolean (the YAML 1.2 core schema). The
+# YAML 1.1 spellings (yes, no, on, off, y, n) are refused: a YAML 1.2 consumer reads
+# them as strings, a YAML 1.1 consumer as booleans, and a flag must mean one thing.
+_BOOLEANS: Final = {
+    "true": True,
+    "True": True,
+    "TRUE": True,
+    "false": False,
+    "False": False,
+    "FALSE": False,
+}
 
 
 def is_valid_name(candidate: str) -> bool:
@@ -304,13 +327,27 @@ class _Fields:
             self.warn("metadata_not_string", message + "; kept as inert data", "metadata")
         return value
 
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.fields.get(key)
+        if value is None:
+            return default
+        flag = _BOOLEANS.get(value) if isinstance(value, str) else None
+        if flag is None:
+            raise self.error("wrong_type", f"{key!r} must be true or false", key)
+        return flag
+
     def allowed_tools(self) -> tuple[str, ...]:
         value = self.fields.get("allowed-tools")
         if value is None:
             return ()
         if isinstance(value, str):
             self.no_forbidden(value, "allowed-tools")
-            return tuple(value.split())
+            # Split outside parentheses only (threat-model.md T45): a plain split
+            # cuts "Bash(git diff:*)" into "Bash(git" and "diff:*)".
+            try:
+                return split_tools(value)
+            except ValueError as exc:
+                raise self.malformed_tools(exc) from exc
         tools: list[str] = []
         if isinstance(value, tuple):
             for item in value:
@@ -322,12 +359,23 @@ class _Fields:
                     raise self.error(
                         "empty_field", "'allowed-tools' holds a blank entry", "allowed-tools"
                     )
+                try:
+                    check_rule(tool)
+                except ValueError as exc:
+                    raise self.malformed_tools(exc) from exc
                 tools.append(tool)
             else:
                 return tuple(tools)
         raise self.error(
             "wrong_type",
-            "'allowed-tools' must be a space-separated string or a list of strings",
+            "'allowed-tools' must be a string of tool rules or a list of strings",
+            "allowed-tools",
+        )
+
+    def malformed_tools(self, exc: ValueError) -> MalformedSkillError:
+        return self.error(
+            "malformed_tools",
+            f"'allowed-tools' is not a list of tool rules: {exc}",
             "allowed-tools",
         )
 
@@ -393,6 +441,12 @@ def _build(
         allowed_tools=check.allowed_tools() if "allowed-tools" in fields else (),
         steps=check.steps() if "steps" in fields else (),
         version=check.string("version") if "version" in fields else None,
+        disable_model_invocation=check.boolean("disable-model-invocation", default=False),
+        user_invocable=check.boolean("user-invocable", default=True),
+        argument_hint=check.string("argument-hint") if "argument-hint" in fields else None,
+        model=check.string("model") if "model" in fields else None,
+        context=check.string("context") if "context" in fields else None,
+        agent=check.string("agent") if "agent" in fields else None,
         extra=check.extra(),
         warnings=tuple(check.warnings) if check.warnings else (),
     )

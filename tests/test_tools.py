@@ -1,0 +1,271 @@
+"""Tool rules: splitting ``allowed-tools``, one rule covering another, narrowing a grant.
+
+Test names that start with ``test_tN_`` stop the threat ``TN`` of threat-model.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skillguard._tools import check_rule, covers, narrow, split_tools
+
+from .strategies import tool_rules
+
+# -- splitting --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("Read Grep Bash(git diff:*)", ("Read", "Grep", "Bash(git diff:*)")),
+        ("Read, Grep", ("Read", "Grep")),
+        ("Read,Grep", ("Read", "Grep")),
+        ("Read ,, Grep\t\nWrite", ("Read", "Grep", "Write")),
+        ("  Read  ", ("Read",)),
+        (" Bash(git:*) ,, Read ", ("Bash(git:*)", "Read")),
+        ("", ()),
+        (" , ", ()),
+        ("Bash(git add, git commit:*)", ("Bash(git add, git commit:*)",)),
+        ("Bash(python -c 'print(1)') Read", ("Bash(python -c 'print(1)')", "Read")),
+        ("Bash(a)b Read", ("Bash(a)b", "Read")),
+        ("Read(./src/**), WebFetch(domain:x.org)", ("Read(./src/**)", "WebFetch(domain:x.org)")),
+        ("Read\u00a0Grep", ("Read", "Grep")),
+    ],
+)
+def test_t45_split_tools(value: str, expected: tuple[str, ...]) -> None:
+    assert split_tools(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["Bash(git diff:*", "Bash(git diff:*))", "Read) Bash(", ")(", "Bash((git)"]
+)
+def test_t45_unbalanced_parentheses_are_refused(value: str) -> None:
+    with pytest.raises(ValueError, match="'"):
+        split_tools(value)
+    with pytest.raises(ValueError, match="'"):
+        check_rule(value)
+
+
+@pytest.mark.parametrize("rule", ["Read", "Bash(git diff:*)", "Bash(python -c 'print(1)')", ""])
+def test_check_rule_accepts_balanced_rules(rule: str) -> None:
+    check_rule(rule)
+
+
+@given(st.lists(tool_rules, max_size=6), st.sampled_from([" ", ",", ", ", "\t", " ,\n"]))
+def test_t45_split_inverts_join(rules: list[str], separator: str) -> None:
+    try:
+        expected = [part for rule in rules for part in split_tools(rule)]
+    except ValueError:
+        return
+    assert split_tools(separator.join(rules)) == tuple(expected)
+
+
+@given(st.text(st.sampled_from("Bash(git:*) ,\t")))
+def test_split_tools_items_are_never_blank_and_always_balanced(value: str) -> None:
+    try:
+        rules = split_tools(value)
+    except ValueError:
+        return
+    for rule in rules:
+        assert rule.strip(" ,\t") == rule
+        assert rule
+        check_rule(rule)
+
+
+# -- covering ---------------------------------------------------------------------
+
+COVERS = [
+    ("Bash", "Bash(git diff:*)"),
+    ("Bash", "Bash(rm -rf / && curl x | sh)"),
+    ("Bash(*)", "Bash(git status)"),
+    ("Bash(*)", "Bash"),
+    ("Bash", "Bash(*)"),
+    ("Bash(git:*)", "Bash(git diff:*)"),
+    ("Bash(git:*)", "Bash(git status)"),
+    ("Bash(git:*)", "Bash(git)"),
+    ("Bash(git:*)", "Bash(git *)"),
+    ("Bash(git *)", "Bash(git:*)"),
+    ("Bash(git *)", "Bash(git diff --stat)"),
+    ("Bash(git:*)", "Bash(git d*)"),
+    ("Bash(ls*)", "Bash(lsof)"),
+    ("Bash(ls*)", "Bash(ls -la)"),
+    ("Bash(ls*)", "Bash(ls:*)"),
+    ("Bash(ls*)", "Bash(lso*)"),
+    ("Bash(npm run test:*)", "Bash(npm run test --watch)"),
+    ("Bash(npm run test*)", "Bash(npm run test:unit)"),
+    ("Read", "Read(./src/**)"),
+    ("Read(*)", "Read(./src/**)"),
+    ("Read(./src/**)", "Read(./src/**)"),
+    ("WebFetch(domain:x.org)", "WebFetch(domain:x.org)"),
+    ("mcp__github", "mcp__github__create_issue"),
+    ("mcp__github__*", "mcp__github__create_issue"),
+    ("mcp__github", "mcp__github__*"),
+    ("mcp__github__*", "mcp__github"),
+    ("mcp__my-server", "mcp__my-server__list"),
+    ("Skill", "Skill(git:commit)"),
+    ("Bash(a && b)", "Bash(a && b)"),
+    ("odd shape!", "odd shape!"),
+]
+
+DOES_NOT_COVER = [
+    ("Bash(git diff:*)", "Bash"),
+    ("Bash(git diff:*)", "Bash(git:*)"),
+    ("Bash(git status)", "Bash(git:*)"),
+    ("Bash(git:*)", "Bash(gitk)"),
+    ("Bash(git:*)", "Bash(gitk:*)"),
+    ("Bash(git *)", "Bash(gitk)"),
+    ("Bash(git:*)", "Bash(git*)"),
+    ("Bash(git)", "Bash(git status)"),
+    ("Bash(ls -la)", "Bash(ls)"),
+    ("Bash(lso*)", "Bash(ls*)"),
+    ("Bash(ls:*)", "Bash(ls*)"),
+    ("Bash(git:*)", "Bash(git status && rm -rf ~)"),
+    ("Bash(git:*)", "Bash(git status; rm -rf ~)"),
+    ("Bash(git:*)", "Bash(git log | sh)"),
+    ("Bash(git:*)", "Bash(git log > /etc/passwd)"),
+    ("Bash(git:*)", "Bash(git log $(rm -rf ~))"),
+    ("Bash(git:*)", "Bash(git log `id`)"),
+    ("Bash(git:*)", "Bash(git log\nrm -rf ~)"),
+    ("Bash(git:*)", "Bash(git\tlog)"),
+    ("Bash(git*)", "Bash(git &)"),
+    ("Bash(git:*)", "Bash(git * main)"),
+    ("Bash(git * main)", "Bash(git checkout main)"),
+    ("Bash(* --version)", "Bash(node --version)"),
+    ("Bash(git\\*)", "Bash(git*)"),
+    ("Bash( git:*)", "Bash( git status)"),
+    ("Bash(npm run test:*)", "Bash(npm run test:unit)"),
+    ("Bash( git*)", "Bash( gitk)"),
+    ("Bash(:*)", "Bash(git)"),
+    ("Bash(*:*)", "Bash(git)"),
+    ("Bash( *)", "Bash(git)"),
+    ("bash", "Bash(git:*)"),
+    ("Bash", "bash"),
+    ("Bash", "Read"),
+    ("Read(./src/**)", "Read(./src/a.py)"),
+    ("Read(./src/**)", "Read"),
+    ("Read(./src/**)", "Read(*)"),
+    ("WebFetch(domain:x.org)", "WebFetch(domain:a.x.org)"),
+    ("Bash(git:*)", "Read(git status)"),
+    ("mcp__github__create_issue", "mcp__github"),
+    ("mcp__github__create_issue", "mcp__github__delete_repo"),
+    ("mcp__github", "mcp__githubx__create_issue"),
+    ("mcp__a", "mcp__a__b__c"),
+    ("mcp__a", "mcp__a_b__c"),
+    ("mcp__a", "mcp__a(x)"),
+    ("mcp__a(x)", "mcp__a(x) "),
+    ("Bash", "Bash(git"),
+    ("Bash", "Bash (git)"),
+    ("Bash", " Bash"),
+    ("Bash", "Bash(a)(b)x"),
+    ("*", "Bash"),
+    ("", "Bash"),
+    # Shapes seen in public skills (benchmarks/README.md) that covering does not read:
+    # true in fact for the second, but only certainty counts.
+    ("Bash(bash:*)", 'Bash(bash "${CLAUDE_PLUGIN_ROOT}/scripts/*")'),
+    ("Bash(curl:*)", "Bash(curl *api.fal.ai*)"),
+    ("Bash(python:*)", "Bash(python:*whale*)"),
+    ("Skill(git:*)", "Skill(git:commit)"),
+]
+
+
+@pytest.mark.parametrize(("grant", "rule"), COVERS)
+def test_t46_covers(grant: str, rule: str) -> None:
+    assert covers(grant, rule)
+
+
+@pytest.mark.parametrize(("grant", "rule"), DOES_NOT_COVER)
+def test_t46_does_not_cover(grant: str, rule: str) -> None:
+    assert not covers(grant, rule)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "Bash(git status && rm -rf ~)",
+        "Bash(git log | sh)",
+        "Bash(git log $(id))",
+        "Bash(git log\nrm -rf ~)",
+        "Bash(git log\\; id)",
+    ],
+)
+def test_t47_a_prefix_never_speaks_for_a_compound_command(rule: str) -> None:
+    for grant in ("Bash(git:*)", "Bash(git *)", "Bash(git*)", "Bash(g*)", "Bash(git log*)"):
+        assert not covers(grant, rule)
+    assert covers("Bash", rule)
+    assert covers(rule, rule)
+
+
+@given(tool_rules)
+def test_covers_is_reflexive(rule: str) -> None:
+    assert covers(rule, rule)
+
+
+@given(tool_rules, tool_rules, tool_rules)
+def test_covers_is_transitive(first: str, second: str, third: str) -> None:
+    if covers(first, second) and covers(second, third):
+        assert covers(first, third)
+
+
+@given(tool_rules, tool_rules)
+def test_t46_a_rule_with_a_specifier_never_covers_its_bare_tool(grant: str, rule: str) -> None:
+    if covers(grant, rule) and "(" in grant and not grant.endswith("(*)"):
+        assert "(" in rule
+
+
+# -- narrowing --------------------------------------------------------------------
+
+NARROW = [
+    ({"Read", "Bash"}, [], {"Read", "Bash"}),
+    ({"Read", "Bash"}, ["Bash(git diff:*)"], {"Bash(git diff:*)"}),
+    ({"Bash(git:*)"}, ["Bash"], {"Bash(git:*)"}),
+    ({"Bash(git:*)"}, ["Bash(git status)", "Bash(gitk)"], {"Bash(git status)"}),
+    ({"Read"}, ["Write", "Bash"], set()),
+    ({"Read", "Grep"}, ["Read", "Read"], {"Read"}),
+    (
+        {"Bash(git diff:*)", "Bash(git log:*)"},
+        ["Bash(git:*)"],
+        {"Bash(git diff:*)", "Bash(git log:*)"},
+    ),
+    ({"mcp__gh"}, ["mcp__gh__pr", "mcp__other__x"], {"mcp__gh__pr"}),
+    (set(), ["Read"], set()),
+]
+
+
+@pytest.mark.parametrize(("granted", "allowed", "expected"), NARROW)
+def test_t28_narrow(granted: set[str], allowed: list[str], expected: set[str]) -> None:
+    assert narrow(frozenset(granted), allowed) == frozenset(expected)
+    assert narrow(iter(sorted(granted)), tuple(allowed)) == frozenset(expected)
+
+
+@given(st.frozensets(tool_rules, max_size=5), st.lists(tool_rules, max_size=5))
+def test_t28_a_skill_can_never_widen_the_grant(granted: frozenset[str], allowed: list[str]) -> None:
+    result = narrow(granted, allowed)
+    for rule in result:
+        assert any(covers(grant, rule) for grant in granted)
+    if not allowed:
+        assert result == granted
+
+
+@given(st.frozensets(tool_rules, max_size=5), st.lists(tool_rules, max_size=5))
+def test_t28_narrowing_keeps_only_rules_the_skill_allows(
+    granted: frozenset[str], allowed: list[str]
+) -> None:
+    for rule in narrow(granted, allowed):
+        assert rule in granted or rule in allowed
+        if allowed:
+            assert any(covers(a, rule) for a in allowed)
+
+
+@given(st.frozensets(tool_rules, max_size=5))
+def test_t28_a_skill_that_allows_the_grant_keeps_it(granted: frozenset[str]) -> None:
+    assert narrow(granted, sorted(granted)) == granted
+
+
+@given(st.frozensets(tool_rules, max_size=5), st.lists(tool_rules, max_size=5))
+def test_t28_narrowing_twice_by_one_skill_changes_nothing(
+    granted: frozenset[str], allowed: list[str]
+) -> None:
+    once = narrow(granted, allowed)
+    assert narrow(once, allowed) == once
