@@ -766,3 +766,77 @@ def test_a_closed_loader_fails_typed(world: dict[str, Path]) -> None:
         planner.load("notes")
     assert info.value.code == "closed"
     assert planner.load("review").name == "review"  # embedded skills need no descriptor
+
+
+# -- skills reserved for users (disable-model-invocation) -------------------------------
+
+
+def reserved(world: dict[str, Path], flags: str) -> None:
+    """The workspace skill ``notes`` with extra frontmatter lines *flags*."""
+    text = skill_text("notes", "Deploy to production.")
+    write(world["workspace"] / "notes", text.replace("---\nname", f"---\n{flags}name", 1))
+
+
+def test_t35_a_skill_reserved_for_users_is_never_offered_to_a_model(
+    world: dict[str, Path],
+) -> None:
+    reserved(world, "disable-model-invocation: true\n")
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    assert "notes" not in [meta.name for meta in planner.catalog()]
+    assert "notes" not in planner.catalog_xml()
+    for call in (planner.load, planner.prepare):
+        with pytest.raises(UnknownSkillError) as info:
+            call("notes")
+        assert info.value.code == "user_invocation_only"
+    with pytest.raises(UnknownSkillError):
+        asyncio.run(planner.aload("notes"))
+    # The host's user asks for it by name: it loads, after approval as always.
+    loaded = planner.user_invoke("notes")
+    assert loaded.body == "Deploy to production.\n"
+    assert asyncio.run(planner.auser_invoke("notes")).name == "notes"
+
+
+def test_t35_a_receipt_prepared_for_a_user_does_not_load_for_the_model(
+    world: dict[str, Path],
+) -> None:
+    reserved(world, "disable-model-invocation: true\n")
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    prepared = planner.prepare("notes", by_user=True)
+    with pytest.raises(ApprovalDeniedError) as info:
+        planner.load(prepared)  # the model's call cannot redeem the user's receipt
+    assert info.value.code == "not_issued"
+
+
+def test_t35_a_skill_users_may_not_invoke_is_refused_to_user_invoke(
+    world: dict[str, Path],
+) -> None:
+    reserved(world, "user-invocable: false\n")
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    with pytest.raises(UnknownSkillError) as info:
+        planner.user_invoke("notes")
+    assert info.value.code == "not_user_invocable"
+    assert planner.load("notes").name == "notes"  # the model may still load it
+
+
+def test_t35_an_embedded_skill_reserved_for_users_is_not_in_the_catalog(
+    world: dict[str, Path],
+) -> None:
+    folder = world["embedded"] / "review"
+    write(folder, "---\ndisable-model-invocation: true\n" + skill_text("review")[4:])
+    planner = make_loader(world).bind("planner")
+    assert "review" not in [meta.name for meta in planner.catalog()]
+    with pytest.raises(UnknownSkillError):
+        planner.load("review")
+    assert planner.user_invoke("review").source == "embedded"
+
+
+def test_t30_the_request_shows_what_the_skill_would_steer(world: dict[str, Path]) -> None:
+    reserved(world, "model: opus\nagent: Explore\nargument-hint: '[file]'\n")
+    seen: list[ApprovalRequest] = []
+
+    def keep(request: ApprovalRequest) -> Decision:
+        seen.append(request)
+        return Decision(approved=True, by="t")
+
+    make_loader(world, approver=keep).bind("planner").load("notes")
+    assert dict(seen[0].grants) == {"model": "opus", "agent": "Explore", "argument-hint": "[file]"}

@@ -157,25 +157,21 @@ def _steering(snapshot: Snapshot) -> tuple[tuple[str, str], ...]:
         fields.append(("compatibility", skill.compatibility))
     for key, value in skill.metadata.items():
         fields.append((f"metadata.{key}", value if isinstance(value, str) else repr(value)))
-    for attribute, field in _CLAUDE_FIELDS:
-        setting: object = getattr(skill, attribute, None)
-        if setting is None or setting == _CLAUDE_DEFAULTS.get(attribute):
-            continue
-        fields.append((field, str(setting).lower() if isinstance(setting, bool) else str(setting)))
+    if skill.disable_model_invocation:
+        fields.append(("disable-model-invocation", "true"))
+    if not skill.user_invocable:
+        fields.append(("user-invocable", "false"))
+    for field, setting in (
+        ("argument-hint", skill.argument_hint),
+        ("model", skill.model),
+        ("context", skill.context),
+        ("agent", skill.agent),
+    ):
+        if setting is not None:
+            fields.append((field, setting))
     for key, value in skill.extra.items():
         fields.append((key, value if isinstance(value, str) else repr(value)))
     return tuple((reveal(key)[:128], _shown(text, 512)) for key, text in fields)
-
-
-_CLAUDE_FIELDS = (
-    ("disable_model_invocation", "disable-model-invocation"),
-    ("user_invocable", "user-invocable"),
-    ("argument_hint", "argument-hint"),
-    ("model", "model"),
-    ("context", "context"),
-    ("agent", "agent"),
-)
-_CLAUDE_DEFAULTS: dict[str, object] = {"disable_model_invocation": False, "user_invocable": True}
 
 
 def make_request(agent: str, snapshot: Snapshot, source: str, path: str) -> ApprovalRequest:
