@@ -269,8 +269,10 @@ def test_t14_console_script_never_prints_a_traceback(tmp_path: Path, fmt: str) -
         assert all(e["kind"] != "internal" for r in document["results"] for e in r["errors"])
 
 
-def test_t14_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
-    # Well over a pipe's 64 KiB buffer, so that writing must fail once head exits.
+@pytest.mark.parametrize("command", ["validate", "discover"])
+def test_t14_a_closed_pipe_ends_the_command_quietly(tmp_path: Path, command: str) -> None:
+    # "skillguard discover ROOT | head -1": well over a pipe's 64 KiB buffer, so that
+    # writing must fail once the reader exits.
     for index in range(1500):
         name = f"skill-{index:04d}-" + "x" * 40
         write_skill(tmp_path / name, GOOD.format(name=name))
@@ -280,7 +282,7 @@ def test_t14_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
     )
     assert reader.stdin is not None
     completed = subprocess.run(
-        [sys.executable, "-m", "skillguard", "validate", str(tmp_path)],
+        [sys.executable, "-m", "skillguard", command, str(tmp_path)],
         stdout=reader.stdin,
         stderr=subprocess.PIPE,
         timeout=120,
@@ -288,9 +290,8 @@ def test_t14_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
     )
     reader.stdin.close()
     reader.wait(timeout=60)
-    assert completed.returncode == 141  # every skill is valid: 141 means the pipe broke
-    assert b"Traceback" not in completed.stderr
-    assert b"Exception ignored" not in completed.stderr
+    # Every skill is valid: 141 means the pipe broke, and nothing else was said.
+    assert (completed.returncode, completed.stderr) == (141, b"")
 
 
 def test_t13_an_ascii_only_terminal_gets_escapes_not_a_traceback(tmp_path: Path) -> None:
@@ -481,27 +482,6 @@ def test_t13_discover_escapes_untrusted_names(
 
 
 # -- a reader that goes away -------------------------------------------------------------
-
-
-def test_t14_discover_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
-    # "skillguard discover ROOT | head -1": more output than a pipe's 64 KiB buffer.
-    for index in range(1500):
-        name = f"skill-{index:04d}-" + "x" * 40
-        write_skill(tmp_path / name, GOOD.format(name=name))
-    reader = subprocess.Popen(
-        [sys.executable, "-c", "import sys; sys.stdin.readline()"], stdin=subprocess.PIPE
-    )
-    assert reader.stdin is not None
-    completed = subprocess.run(
-        [sys.executable, "-m", "skillguard", "discover", str(tmp_path)],
-        stdout=reader.stdin,
-        stderr=subprocess.PIPE,
-        timeout=120,
-        check=False,
-    )
-    reader.stdin.close()
-    reader.wait(timeout=60)
-    assert (completed.returncode, completed.stderr) == (141, b"")
 
 
 # -- audit verify and summarize ----------------------------------------------------------

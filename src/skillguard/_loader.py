@@ -981,16 +981,19 @@ class AgentSkills:
                 del loader._inflight[key]  # noqa: SLF001
 
     def _outcome(self, issued: _Issued, event: str, code: str, reason: str) -> None:
+        self._record(event, issued.request, decision="deny", code=code, reason=reason)
+
+    def _record(self, event: str, request: ApprovalRequest, **fields: object) -> None:
+        """An audit event about one approval request, with the request's own facts."""
         self._loader.auditor.emit(
             event,
             agent=self.agent,
-            skill=issued.request.skill,
+            skill=request.skill,
             source="workspace",
-            decision="deny",
-            code=code,
-            reason=reason,
-            digest=issued.request.digest,
-            request_id=issued.request.request_id,
+            sha256=request.sha256,
+            digest=request.digest,
+            request_id=request.request_id,
+            **fields,
         )
 
     def effective_tools(self, target: str | LoadedSkill) -> frozenset[str]:
@@ -1096,33 +1099,14 @@ class AgentSkills:
         )
         if decision is None or decision.approved is not True:
             by = decision.by if decision is not None else "no valid answer"
-            self._loader.auditor.emit(
-                "approval_denied",
-                agent=self.agent,
-                skill=request.skill,
-                source="workspace",
-                decision="deny",
-                code="denied",
-                sha256=request.sha256,
-                digest=request.digest,
-                approver=by,
-                reason=note,
-                request_id=request.request_id,
+            self._record(
+                "approval_denied", request, decision="deny", code="denied", approver=by, reason=note
             )
             raise ApprovalDeniedError(
                 "denied", "the approver did not approve", name=request.skill, agent=self.agent
             )
-        self._loader.auditor.emit(
-            "approval_granted",
-            agent=self.agent,
-            skill=request.skill,
-            source="workspace",
-            decision="allow",
-            sha256=request.sha256,
-            digest=request.digest,
-            approver=decision.by,
-            reason=note,
-            request_id=request.request_id,
+        self._record(
+            "approval_granted", request, decision="allow", approver=decision.by, reason=note
         )
         served = issued.served
         skill = served.snapshot.skill
