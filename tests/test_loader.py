@@ -840,3 +840,21 @@ def test_t30_the_request_shows_what_the_skill_would_steer(world: dict[str, Path]
 
     make_loader(world, approver=keep).bind("planner").load("notes")
     assert dict(seen[0].grants) == {"model": "opus", "agent": "Explore", "argument-hint": "[file]"}
+
+
+def test_t37_a_sync_approver_under_aload_runs_outside_the_loaders_lock(
+    world: dict[str, Path],
+) -> None:
+    held: list[bool] = []
+    loader: Loader
+
+    def human(request: ApprovalRequest) -> Decision:
+        del request
+        # A blocking human must not stall every other thread's catalog or load.
+        held.append(loader._lock.locked())
+        return Decision(approved=True, by="human")
+
+    loader = make_loader(world, approver=human)
+    planner = loader.bind("planner")
+    assert asyncio.run(planner.aload("notes")).name == "notes"
+    assert held == [False]

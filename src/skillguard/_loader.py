@@ -78,7 +78,7 @@ from ._tools import narrow
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from importlib.abc import Traversable
     from types import TracebackType
 
@@ -323,7 +323,7 @@ class _Flight:
     """One approver call that concurrent ``aload`` calls of one snapshot share."""
 
     request_id: str
-    task: asyncio.Future[Any]
+    task: asyncio.Future[Any] | None = None
     waiters: int = 0
 
 
@@ -616,17 +616,26 @@ class Loader:
             disable_model_invocation=skill.disable_model_invocation,
         )
 
-    def _approved_or_pinned(self, meta: SkillMeta) -> bool:
-        """Whether a human approved (here) or pinned this SKILL.md of a workspace skill."""
+    def _reviewed(self) -> Callable[[SkillMeta], bool]:
+        """A predicate: did a human approve (here) or pin this workspace ``SKILL.md``?
+        The trust store is read once, when the first skill needs it."""
         if self.show_unapproved_descriptions:
-            return True
+            return lambda _: True
         with self._lock:
-            if meta.sha256 in self._approved_sha.get(meta.name, ()):
+            approved = {name: frozenset(shas) for name, shas in self._approved_sha.items()}
+        pins: dict[tuple[str, str], str] | None = None
+
+        def reviewed(meta: SkillMeta) -> bool:
+            nonlocal pins
+            if meta.sha256 in approved.get(meta.name, ()):
                 return True
-        if self.trust_store is None:
-            return False
-        pin = self.trust_store.pinned(meta.name, _folder(meta))
-        return pin is not None and pin.skill_sha256 == meta.sha256
+            if self.trust_store is None:
+                return False
+            if pins is None:
+                pins = {(p.skill, p.source): p.skill_sha256 for p in self.trust_store.pins()}
+            return pins.get((meta.name, _folder(meta))) == meta.sha256
+
+        return reviewed
 
     def _snapshot(self, meta: SkillMeta) -> _Served:
         assert self.workspace is not None  # only workspace skills have a meta here
@@ -753,21 +762,25 @@ class AgentSkills:
         except SkillError as exc:
             self._deny("describe_denied", name, exc)
             raise
-        return self._shown(self._loader.meta(source, name), source)
+        meta = self._loader.meta(source, name)
+        return self._shown(meta, source, self._loader._reviewed())  # noqa: SLF001
 
     def catalog(self) -> tuple[SkillMeta, ...]:
         """Every skill this agent may load, a source holds, and a model may invoke, by
         name (rules 5 and 6 of the module docstring)."""
         return tuple(meta for meta, _ in self._catalog())
 
-    def _shown(self, meta: SkillMeta, source: Source) -> SkillMeta:
-        if source == "embedded" or self._loader._approved_or_pinned(meta):  # noqa: SLF001
+    def _shown(
+        self, meta: SkillMeta, source: Source, reviewed: Callable[[SkillMeta], bool]
+    ) -> SkillMeta:
+        if source == "embedded" or reviewed(meta):
             return meta
         return attrs.evolve(meta, description="", location="", root="")
 
     def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)
         entries = []
+        reviewed = self._loader._reviewed()  # noqa: SLF001
         for name in sorted(grant.skills if grant is not None else ()):
             try:
                 source = self._loader._source_of(self.agent, name)  # noqa: SLF001
@@ -776,7 +789,7 @@ class AgentSkills:
             meta = self._loader.meta(source, name)
             if meta.disable_model_invocation:
                 continue
-            entries.append((self._shown(meta, source), source))
+            entries.append((self._shown(meta, source, reviewed), source))
         # Recorded when what the agent sees changes, not at every prompt rebuild.
         digest = hashlib.sha256(repr(entries).encode("utf-8", "backslashreplace")).hexdigest()
         if self._loader._catalog_changed(self.agent, digest):  # noqa: SLF001
@@ -933,15 +946,22 @@ class AgentSkills:
         snapshot = issued.served.snapshot
         key = (id(asyncio.get_running_loop()), self.agent, snapshot.skill.name, snapshot.digest)
         with loader._lock:  # noqa: SLF001
-            flight = loader._inflight.get(key)  # noqa: SLF001
-            starter = flight is None
-            if flight is None:
-                flight = _Flight(issued.request.request_id, self._start(issued.request))
+            found = loader._inflight.get(key)  # noqa: SLF001
+            starter = found is None
+            flight = found or _Flight(issued.request.request_id)
+            if starter:
                 loader._inflight[key] = flight  # noqa: SLF001
-                flight.task.add_done_callback(lambda _: self._land(key, flight))
             flight.waiters += 1
+        if starter:
+            # The approver is called outside the lock (a sync one may block on a human);
+            # no other coroutine of this loop runs before the task is set, and other
+            # loops have keys of their own.
+            flight.task = self._start(issued.request)
+            flight.task.add_done_callback(lambda _: self._land(key, flight))
+        task = flight.task
+        assert task is not None  # set by the starter before this loop ran anything
         try:
-            answer = await asyncio.wait_for(asyncio.shield(flight.task), limit)
+            answer = await asyncio.wait_for(asyncio.shield(task), limit)
         except asyncio.TimeoutError:
             self._outcome(issued, "approval_timed_out", "timed_out", "no answer in time")
             raise ApprovalDeniedError(
@@ -958,11 +978,11 @@ class AgentSkills:
         finally:
             with loader._lock:  # noqa: SLF001
                 flight.waiters -= 1
-                orphaned = flight.waiters == 0 and not flight.task.done()
+                orphaned = flight.waiters == 0 and not task.done()
                 if orphaned and loader._inflight.get(key) is flight:  # noqa: SLF001
                     del loader._inflight[key]  # noqa: SLF001
             if orphaned:
-                flight.task.cancel()  # nobody waits for this prompt any more
+                task.cancel()  # nobody waits for this prompt any more
         return answer, None if starter else flight.request_id
 
     def _start(self, request: ApprovalRequest) -> asyncio.Future[Any]:
