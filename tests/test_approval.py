@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -273,8 +274,9 @@ def test_t33_content_cannot_forge_the_approval_prompt(tmp_path: Path) -> None:
     lines = shown.splitlines()
     # skillguard's own facts appear once each, before the railed block.
     assert [line for line in lines if line.startswith("  digest ")] == [
-        f"  digest    {request.digest} (what you approve: all 1 files, {request.total_size} bytes)"
+        f"  digest    {request.digest}"
     ]
+    assert f"  (what you approve: all 1 files, {request.total_size} bytes)" in shown
     opening = lines.index(
         "  +------ text written by the skill's author: read it, do not obey it ------"
     )
@@ -290,20 +292,35 @@ def test_t33_content_cannot_forge_the_approval_prompt(tmp_path: Path) -> None:
 
 def test_t33_the_console_approver_asks_on_a_real_terminal(tmp_path: Path) -> None:
     request = spoofing_request(tmp_path)
+    question = "Approve once [y], pin this exact content [p], view the whole SKILL.md [v], or deny"
     leader, follower = os.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        # The terminal's other end is read while the approver writes: a pty holds a
+        # few KiB, and a prompt longer than that would block on a reader nobody runs.
+        seen = b""
+        while seen.count(question.encode()) < 2:
+            chunk = os.read(leader, 65536)
+            chunks.append(chunk)
+            seen += chunk
+
+    reader = threading.Thread(target=drain)
+    reader.start()
     with (
         open(follower, encoding="utf-8") as tty_in,
         open(os.dup(follower), "w", encoding="utf-8") as tty_out,
     ):
-        os.write(leader, b"p\n")
+        os.write(leader, b"v\np\n")  # view the whole SKILL.md, then pin
         decision = ConsoleApprover(tty_in, tty_out, who="alice")(request)
-        written = b""
-        while not written.endswith(b"deny [N]? "):
-            written += os.read(leader, 65536)
+        reader.join(timeout=60)
     os.close(leader)
+    assert not reader.is_alive()
     assert decision == Decision(approved=True, by="alice", scope="pin")
-    text = written.decode("utf-8")
-    assert text.count("Approve once [y], pin this exact content [p], or deny [N]? ") == 2
+    text = b"".join(chunks).decode("utf-8")
+    assert text.count(question) == 2  # asked, shown the whole text, asked again
+    assert "[SKILL.md, whole]" in text
+    assert "| Approve once [y], pin this exact content [p], or deny [N]? y" in text
     assert text.rstrip().endswith("or deny [N]?")  # the real prompt is the last line
     assert "\x1b" not in text
 

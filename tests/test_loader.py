@@ -591,14 +591,17 @@ def test_t36_a_flood_of_prepare_calls_evicts_only_the_flooding_agents_requests(
 
 def test_t36_pending_approvals_are_bounded_by_bytes(world: dict[str, Path]) -> None:
     write(world["workspace"] / "notes", skill_text("notes", "x" * 50_000))
-    limits = Limits(max_pending_bytes_per_agent=120_000, max_pending_bytes=140_000)
+    probe = make_loader(world)
+    probe.bind("planner").prepare("notes")
+    (cost,) = probe._pending_bytes.values()  # what one pending request is counted at
+    assert cost > 50_000  # the body, the request's copy of the text, the manifest
+    limits = Limits(max_pending_bytes_per_agent=cost * 5 // 2, max_pending_bytes=cost * 5 // 2)
     loader = make_loader(world, approver=approve_all, limits=limits)
     planner = loader.bind("planner")
     writer = loader.bind("writer")
-    mine = [planner.prepare("notes") for _ in range(4)]  # about 50 KB each
-    theirs = writer.prepare("notes")
+    mine = [planner.prepare("notes") for _ in range(4)]  # the planner keeps two (its share)
+    theirs = writer.prepare("notes")  # past the total: the biggest holder loses first
     more = planner.prepare("notes")
-    # The planner keeps two (its share); past the total, the biggest holder loses first.
     for prepared in mine:
         with pytest.raises(ApprovalDeniedError):
             planner.load(prepared)
@@ -858,3 +861,16 @@ def test_t37_a_sync_approver_under_aload_runs_outside_the_loaders_lock(
     planner = loader.bind("planner")
     assert asyncio.run(planner.aload("notes")).name == "notes"
     assert held == [False]
+
+
+def test_t34_a_catalog_over_an_unreadable_trust_store_shows_names_and_says_why(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    (tmp_path / "trust.json").write_text('{"version": 2, "pins": [], "pins": []}')
+    planner = make_loader(world, trust_store=TrustStore(tmp_path / "trust.json")).bind("planner")
+    with capture_logs() as logs:
+        catalog = planner.catalog()
+    assert [m.description for m in catalog if m.name == "notes"] == [""]
+    assert [log["code"] for log in logs if log["event"] == "trust_store_unreadable"] == [
+        "trust_store"
+    ]

@@ -25,9 +25,10 @@ import contextlib
 import inspect
 import re
 import time
+import unicodedata
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Literal, TextIO, TypeAlias
+from collections.abc import Awaitable, Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
 
 import attrs
 
@@ -35,7 +36,7 @@ from ._errors import SkillError, SkillUsageError, safe_repr
 from ._fs import FileLock, operator_path, read_operator_bytes, write_atomic
 from ._json import StrictJSONError, loads_strict
 from ._parse import is_valid_name
-from ._text import reveal, terminal_safe
+from ._text import reveal, terminal_line
 
 if TYPE_CHECKING:
     import os
@@ -59,6 +60,8 @@ __all__ = [
     "deny_all",
     "is_digest",
     "make_request",
+    "render_request",
+    "request_cost",
 ]
 
 PREVIEW_CHARS = 2000
@@ -95,9 +98,11 @@ class ApprovalRequest:
     ``sha256`` and ``size`` describe ``SKILL.md`` alone. ``folder`` is the skill
     folder's absolute path as text: with ``skill`` it keys a pin. ``files`` lists
     every file as ``(path, size, sha256)``; ``skipped`` every entry not taken, as
-    ``(path, code, reason)``; ``grants`` the frontmatter fields that grant or steer
-    anything, as ``(field, value)``. Every string that came from the skill is bounded,
-    and its hidden characters are shown as ``[U+XXXX]``.
+    ``(path, code, reason)`` (the first few; ``skipped_counts`` counts all of them by
+    code); ``grants`` the frontmatter fields that grant or steer anything, as ``(field,
+    value)``; ``full_text`` the whole ``SKILL.md`` (frontmatter and body) as the model
+    could read it. Every string that came from the skill has its hidden characters
+    shown as ``[U+XXXX]``.
     """
 
     request_id: str
@@ -116,6 +121,8 @@ class ApprovalRequest:
     skipped: tuple[tuple[str, str, str], ...] = ()
     grants: tuple[tuple[str, str], ...] = ()
     total_size: int = 0
+    skipped_counts: tuple[tuple[str, int], ...] = ()
+    full_text: str = ""
 
 
 @attrs.frozen
@@ -169,6 +176,10 @@ def _steering(snapshot: Snapshot) -> tuple[tuple[str, str], ...]:
     ):
         if setting is not None:
             fields.append((field, setting))
+    fields.extend((f"steps[{step.index}]", step.text) for step in skill.steps)
+    for field, setting in (("license", skill.license), ("version", skill.version)):
+        if setting is not None:
+            fields.append((field, setting))
     for key, value in skill.extra.items():
         fields.append((key, value if isinstance(value, str) else repr(value)))
     return tuple((reveal(key)[:128], _shown(text, 512)) for key, text in fields)
@@ -195,7 +206,21 @@ def make_request(agent: str, snapshot: Snapshot, source: str, path: str) -> Appr
         skipped=tuple(_skipped(item) for item in manifest.skipped),
         grants=_steering(snapshot),
         total_size=manifest.total_bytes,
+        skipped_counts=manifest.skipped_counts,
+        full_text=reveal(snapshot.text),
     )
+
+
+def request_cost(request: ApprovalRequest) -> int:
+    """A close upper bound on the bytes a pending request keeps alive (its strings, at
+    up to four bytes a character, and a fixed overhead per entry)."""
+    texts = (request.description, request.preview, request.full_text)
+    entries = (
+        sum(len(path) + 160 for path, _, _ in request.files)
+        + sum(len(path) + len(reason) + 160 for path, _, reason in request.skipped)
+        + sum(len(field) + len(value) + 120 for field, value in request.grants)
+    )
+    return 4 * sum(len(text) for text in texts) + 4 * entries
 
 
 def _skipped(item: Skipped) -> tuple[str, str, str]:
@@ -211,45 +236,87 @@ def deny_all(request: ApprovalRequest) -> Decision:
 _RAIL = "  +------ text written by the skill's author: read it, do not obey it ------"
 _RAIL_END = "  +------ end of the skill's text ------"
 _GUTTER = "  | "
+_MORE = "      ... "  # the continuation of a wrapped fact line
+_WIDTH = 76  # columns of every line printed; a terminal of 80 never wraps one
+_FILES_SHOWN = 40
+
+
+def _columns(char: str) -> int:
+    """Columns a character may take, rounded up: wide, full-width and ambiguous
+    characters count two, so a line is never wider than counted."""
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F", "A") else 1
+
+
+def _wrap(first: str, text: str, more: str) -> list[str]:
+    """*first* + *text* cut into lines of at most ``_WIDTH`` columns, each piece after
+    the first behind *more*: the terminal never wraps a line itself, so no piece of
+    untrusted text ever starts at column 0."""
+    lines: list[str] = []
+    current, used = first, len(first)
+    for char in text:
+        width = _columns(char)
+        if used + width > _WIDTH:
+            lines.append(current)
+            current, used = more, len(more)
+        current += char
+        used += width
+    lines.append(current)
+    return lines
 
 
 def _railed(label: str, text: str) -> list[str]:
     lines = [f"{_GUTTER}[{label}]"]
-    lines.extend(f"{_GUTTER}{terminal_safe(line)}" for line in text.split("\n"))
+    for line in text.split("\n"):
+        lines.extend(_wrap(_GUTTER, terminal_line(line), _GUTTER))
     return lines
 
 
-def render_request(request: ApprovalRequest) -> str:
+def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
     """The request as a terminal shows it: skillguard's facts first, plainly; then every
-    piece of the skill's own text in a railed block, each line behind a gutter, so
-    no content can print a line that looks like one of the facts or the prompt."""
+    piece of the skill's own text in a railed block, each line behind a gutter. Every
+    line is at most 76 columns (a longer one is cut, its pieces indented), so no content
+    can print a line that looks like one of the facts or the prompt. *full* shows the
+    whole ``SKILL.md`` instead of the preview."""
 
     def fact(value: str) -> str:
-        return safe_repr(terminal_safe(value), limit=300)
+        return safe_repr(terminal_line(value), limit=300)
 
-    lines = [
-        f"skillguard: agent {fact(request.agent)} asks for workspace skill {fact(request.skill)}",
-        f"  folder    {fact(request.folder or request.source + '/' + request.path)}",
-        (
-            f"  digest    {request.digest} (what you approve: all {len(request.files)} "
-            f"files, {request.total_size} bytes)"
-        ),
-        f"  SKILL.md  sha256 {request.sha256} ({request.size} bytes)",
-        "  files:",
-    ]
-    lines.extend(
-        f"    {size:>9}  {digest[:16]}  {fact(path)}" for path, size, digest in request.files
+    lines: list[str] = []
+
+    def add(first: str, text: str = "") -> None:
+        lines.extend(_wrap(first, text, _MORE))
+
+    add(
+        "skillguard: agent ",
+        f"{fact(request.agent)} asks for workspace skill {fact(request.skill)}",
     )
-    if request.skipped:
-        lines.append("  not taken (never served):")
-        lines.extend(
-            f"    {fact(path)}: {code}: {fact(reason)}" for path, code, reason in request.skipped
-        )
-    lines.append("  grants and settings:" if request.grants else "  grants and settings: none")
-    lines.extend(f"    {fact(field)}: {fact(value)}" for field, value in request.grants)
+    add("  folder    ", fact(request.folder or request.source + "/" + request.path))
+    add(f"  digest    {request.digest}")
+    covered = f"all {len(request.files)} files, {request.total_size} bytes"
+    add(f"            (what you approve: {covered})")
+    add(f"  SKILL.md  sha256 {request.sha256} ({request.size} bytes)")
+    add("  files:")
+    for path, size, digest in request.files[:_FILES_SHOWN]:
+        add(f"    {size:>9}  {digest[:16]}  ", fact(path))
+    if len(request.files) > _FILES_SHOWN:
+        add(f"    ... and {len(request.files) - _FILES_SHOWN} more (the digest covers them all)")
+    total = sum(count for _, count in request.skipped_counts)
+    if total:
+        counts = ", ".join(f"{code}: {count}" for code, count in request.skipped_counts)
+        add(f"  not taken (never served): {total} ({counts})")
+        for path, code, reason in request.skipped:
+            add("    ", f"{fact(path)}: {code}: {fact(reason)}")
+        if total > len(request.skipped):
+            add(f"    ... and {total - len(request.skipped)} more")
+    add("  grants and settings:" if request.grants else "  grants and settings: none")
+    for field, value in request.grants:
+        add("    ", f"{fact(field)}: {fact(value)}")
     lines.append(_RAIL)
-    lines.extend(_railed("description", request.description))
-    lines.extend(_railed("body", request.preview))
+    if full:
+        lines.extend(_railed("SKILL.md, whole", request.full_text))
+    else:
+        lines.extend(_railed("description", request.description))
+        lines.extend(_railed("body", request.preview))
     lines.append(_RAIL_END)
     return "\n".join(lines) + "\n"
 
@@ -266,20 +333,31 @@ class ConsoleApprover:
         if not (self.stdin.isatty() and self.stdout.isatty()):
             return Decision(approved=False, by=f"{self.who} (no terminal)")
         self.stdout.write(render_request(request))
-        self.stdout.write("Approve once [y], pin this exact content [p], or deny [N]? ")
-        self.stdout.flush()
-        answer = self.stdin.readline().strip().lower()
-        if answer in ("y", "yes"):
-            return Decision(approved=True, by=self.who)
-        if answer in ("p", "pin"):
-            return Decision(approved=True, by=self.who, scope="pin")
-        return Decision(approved=False, by=self.who)
+        while True:
+            self.stdout.write(
+                "Approve once [y], pin this exact content [p], view the whole SKILL.md [v], "
+                "or deny [N]? "
+            )
+            self.stdout.flush()
+            answer = self.stdin.readline().strip().lower()
+            if answer in ("v", "view"):
+                self.stdout.write(render_request(request, full=True))
+                continue
+            if answer in ("y", "yes"):
+                return Decision(approved=True, by=self.who)
+            if answer in ("p", "pin"):
+                return Decision(approved=True, by=self.who, scope="pin")
+            return Decision(approved=False, by=self.who)
 
 
 def _pin_field(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
     del instance
-    if not isinstance(value, str):
-        raise SkillUsageError("bad_argument", f"Pin.{attribute.name} must be a str")
+    # terminal_line changes any control, hidden character or lone surrogate: a pin is
+    # printed one per line, so none of them may hide in one.
+    if not isinstance(value, str) or not value or terminal_line(value) != value:
+        raise SkillUsageError(
+            "bad_argument", f"Pin.{attribute.name} must be a non-empty str of visible text"
+        )
 
 
 def _pin_digest(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
@@ -368,16 +446,17 @@ class TrustStore:
 
         write_atomic(self.path, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n")
 
+    # Reads take no lock: every write replaces the file by an atomic rename, so a reader
+    # sees one whole version, and a store on a read-only folder stays readable.
+
     def pins(self) -> tuple[Pin, ...]:
         """Every pin, by skill and source. Raises ``ApprovalError`` (``trust_store``)."""
-        with self._guard():
-            return tuple(sorted(self._load().values(), key=lambda pin: (pin.skill, pin.source)))
+        return tuple(sorted(self._load().values(), key=lambda pin: (pin.skill, pin.source)))
 
     def pinned(self, skill: str, source: str) -> Pin | None:
         """The pin for *skill* from *source*, if any."""
         _strings(skill=skill, source=source)
-        with self._guard():
-            return self._load().get((skill, source))
+        return self._load().get((skill, source))
 
     def is_pinned(self, skill: str, digest: str, *, source: str) -> bool:
         """Whether *skill* from *source* is pinned with exactly this manifest *digest*."""
@@ -431,6 +510,30 @@ class TrustStore:
         return PinningApprover(self, fallback)
 
 
+class _PendingDecision:
+    """An async fallback's answer, pinned when it arrives. Closing it closes the
+    fallback's own coroutine too, so a caller that cannot await it (a sync ``load``)
+    leaves nothing un-awaited behind."""
+
+    def __init__(
+        self, approver: PinningApprover, request: ApprovalRequest, answer: Awaitable[Decision]
+    ) -> None:
+        self._approver = approver
+        self._request = request
+        self._answer = answer
+
+    def __await__(self) -> Generator[Any, None, Decision]:
+        return self._run().__await__()
+
+    async def _run(self) -> Decision:
+        return self._approver._finish(self._request, await self._answer)  # noqa: SLF001
+
+    def close(self) -> None:
+        close = getattr(self._answer, "close", None)
+        if close is not None:
+            close()
+
+
 def _strings(**values: object) -> None:
     for name, value in values.items():
         if not isinstance(value, str):
@@ -452,13 +555,8 @@ class PinningApprover:
             return Decision(approved=True, by="trust-store")
         answer = self.fallback(request)
         if inspect.isawaitable(answer):
-            return self._finish_async(request, answer)
+            return _PendingDecision(self, request, answer)
         return self._finish(request, answer)
-
-    async def _finish_async(
-        self, request: ApprovalRequest, answer: Awaitable[Decision]
-    ) -> Decision:
-        return self._finish(request, await answer)
 
     def _finish(self, request: ApprovalRequest, decision: object) -> Decision:
         if not isinstance(decision, Decision):

@@ -140,7 +140,7 @@ def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for pin in store.pins():
             # Whole values (a folder path is long), every control character escaped.
             skill, source, by, when = (
-                terminal_safe(value) for value in (pin.skill, pin.source, pin.by, pin.when)
+                terminal_line(value) for value in (pin.skill, pin.source, pin.by, pin.when)
             )
             out.write(f"{skill}  {pin.digest}  {source}  by {by}  {when}\n")
         return EXIT_OK

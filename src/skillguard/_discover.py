@@ -323,15 +323,23 @@ def _listing(root: SafeRoot, location: str, limits: Limits) -> Iterator[Entry | 
 
 def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
     """Tier 3: the files of the skill in *folder* (``SKILL.md`` itself excluded),
-    bounded by ``Limits.max_resource_files`` and ``max_resource_depth``."""
+    bounded by ``Limits.max_resource_files`` (files, and folders too: empty folders
+    cost a listing each) and ``max_resource_depth``; the entries not taken are bounded
+    by ``max_dir_entries``. Whatever a bound stops is a ``too_many_entries`` entry."""
     files: list[Resource] = []
     skipped: list[Skipped] = []
+    folders = 0
     stack: list[tuple[str, int]] = [("", 0)]
+    prefix = f"{folder}/" if folder else ""
     while stack:
         inner, depth = stack.pop()
         listing = root.list_dir(join_relative(folder, inner), max_entries=limits.max_dir_entries)
-        prefix = f"{folder}/" if folder else ""
         skipped.extend(attrs.evolve(s, path=s.path.removeprefix(prefix)) for s in listing.skipped)
+        if len(skipped) > limits.max_dir_entries:
+            del skipped[limits.max_dir_entries :]
+            reason = f"more than {limits.max_dir_entries} entries not taken; the rest not listed"
+            skipped.append(Skipped(inner, "too_many_entries", reason, entry="dir"))
+            break
         children: list[tuple[str, int]] = []
         for entry in listing.entries:
             path = join_relative(inner, entry.name)
@@ -339,7 +347,11 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
                 if depth + 1 >= limits.max_resource_depth:
                     reason = f"deeper than {limits.max_resource_depth} levels"
                     skipped.append(Skipped(path, "too_deep", reason, entry="dir"))
+                elif folders >= limits.max_resource_files:
+                    reason = f"more than {limits.max_resource_files} folders in the skill"
+                    skipped.append(Skipped(path, "too_many_entries", reason, entry="dir"))
                 else:
+                    folders += 1
                     children.append((path, depth + 1))
                 continue
             if not inner and entry.name == SKILL_FILE:

@@ -38,6 +38,7 @@ import asyncio
 import hashlib
 import importlib.resources
 import inspect
+import math
 import threading
 from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,6 +48,7 @@ import attrs
 from ._approval import (
     AnyApprover,
     ApprovalDeniedError,
+    ApprovalError,
     ApprovalRequest,
     ApprovalRequiredError,
     Approver,
@@ -56,6 +58,7 @@ from ._approval import (
     TrustStore,
     deny_all,
     make_request,
+    request_cost,
 )
 from ._audit import AuditLog, Auditor, audit_summary
 from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
@@ -320,11 +323,17 @@ class _Issued:
 
 @attrs.define(eq=False)
 class _Flight:
-    """One approver call that concurrent ``aload`` calls of one snapshot share."""
+    """One approver call that concurrent ``aload`` calls of one snapshot share, with the
+    one snapshot they are all served (the same digest is the same bytes)."""
 
     request_id: str
+    agent: str
+    served: _Served
+    cost: int
     task: asyncio.Future[Any] | None = None
     waiters: int = 0
+    cancelling: bool = False
+    released: bool = False
 
 
 @attrs.frozen
@@ -402,9 +411,15 @@ class LoadedSkill:
 def _check_timeout(value: object, what: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise SkillUsageError("bad_argument", f"{what} must be a positive number of seconds")
-    return float(value)
+    try:
+        seconds = float(value) if isinstance(value, (int, float)) else math.nan
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
+    if isinstance(value, bool) or not 0 < seconds < math.inf:
+        raise SkillUsageError(
+            "bad_argument", f"{what} must be a positive, finite number of seconds"
+        )
+    return seconds
 
 
 class Loader:
@@ -481,6 +496,7 @@ class Loader:
                 "bad_argument", "workspace must be a SkillRoots or a list of roots"
             )
         self._workspace_meta: dict[str, SkillMeta] = {}
+        self._locations: dict[str, tuple[SafeRoot, str]] = {}
         # Folder name -> why the folder of that name was not taken, so that an
         # authorized name whose skill is broken is reported as broken, not as absent.
         self._workspace_failed: dict[str, SkippedEntry] = {}
@@ -491,8 +507,12 @@ class Loader:
         # (agent, name) -> the snapshot last approved for that agent; and, per name, the
         # SKILL.md hashes a human approved (a catalog shows their description).
         self._approved: dict[tuple[str, str], _Served] = {}
+        self._approved_digests: dict[tuple[str, str], set[str]] = {}
         self._approved_sha: dict[str, set[str]] = {}
         self._inflight: dict[tuple[int, str, str, str], _Flight] = {}
+        # Loads waiting for an approver, per agent: counted in the pending bounds too.
+        self._inflight_count: Counter[str] = Counter()
+        self._inflight_bytes: Counter[str] = Counter()
         self._catalog_seen: dict[str, str] = {}
         self._bind_tokens: dict[str, object] = {}
         if self.workspace is not None:
@@ -509,6 +529,9 @@ class Loader:
     def _discover_workspace(self, workspace: SkillRoots) -> None:
         found = workspace.discover()
         self._workspace_meta = {meta.name: meta for meta in found.skills}
+        # Where each skill is, as this discovery found it: a host that discovers its
+        # SkillRoots again cannot make the loader read another folder than it shows.
+        self._locations = {meta.name: workspace.locate(meta.name) for meta in found.skills}
         for meta in found.skills:
             if self.embedded.get(meta.name) is not None:
                 self.auditor.emit(
@@ -632,14 +655,30 @@ class Loader:
             if self.trust_store is None:
                 return False
             if pins is None:
-                pins = {(p.skill, p.source): p.skill_sha256 for p in self.trust_store.pins()}
+                pins = self._pin_shas(self.trust_store)
             return pins.get((meta.name, _folder(meta))) == meta.sha256
 
         return reviewed
 
+    def _pin_shas(self, store: TrustStore) -> dict[tuple[str, str], str]:
+        """The pinned SKILL.md hashes by (skill, source). A store that cannot be read
+        shows nothing as pinned (names only), and that is audited: a catalog is built
+        for a prompt and must not fail on the operator's file."""
+        try:
+            return {(pin.skill, pin.source): pin.skill_sha256 for pin in store.pins()}
+        except ApprovalError as exc:
+            self.auditor.emit(
+                "trust_store_unreadable",
+                decision="deny",
+                code=exc.code,
+                reason=exc.reason,
+                path=store.path,
+            )
+            return {}
+
     def _snapshot(self, meta: SkillMeta) -> _Served:
         assert self.workspace is not None  # only workspace skills have a meta here
-        root, location = self.workspace.locate(meta.name)
+        root, location = self._locations[meta.name]
         snapshot = take_snapshot(
             root,
             location,
@@ -653,19 +692,69 @@ class Loader:
     def _issue(self, issued: _Issued) -> None:
         """Keep a pending approval, within the per-agent and total bounds (rule 7)."""
         agent = issued.prepared.agent
-        limits = self.limits
         evicted: list[_Issued] = []
         with self._lock:
             queue = self._pending.setdefault(agent, OrderedDict())
             queue[issued.request.request_id] = issued
             self._pending_bytes[agent] += issued.cost
-            while queue and (
-                len(queue) > limits.max_pending_per_agent
-                or self._pending_bytes[agent] > limits.max_pending_bytes_per_agent
-            ):
+            self._make_room(agent, 0, 0, evicted)
+        self._audit_evicted(evicted)
+        if any(gone is issued for gone in evicted):
+            # No room even for this one (the agent's share is held by loads waiting for
+            # an approver, or this snapshot alone is over it): say so now, rather than
+            # hand out a receipt that can never load.
+            raise ApprovalDeniedError(
+                "too_many_pending",
+                "this agent has too many approvals pending or waiting",
+                name=issued.request.skill,
+                agent=agent,
+            )
+
+    def _over(self, agent: str, count: int, size: int) -> tuple[bool, bool]:
+        """Whether *agent*, and the loader, would be over their bounds with *count* more
+        requests of *size* more bytes (pending and waiting alike). Called under the lock."""
+        limits = self.limits
+        mine = len(self._pending.get(agent, ())) + self._inflight_count[agent] + count
+        mine_bytes = self._pending_bytes[agent] + self._inflight_bytes[agent] + size
+        total = sum(self._pending_bytes.values()) + sum(self._inflight_bytes.values()) + size
+        agent_over = (
+            mine > limits.max_pending_per_agent or mine_bytes > limits.max_pending_bytes_per_agent
+        )
+        return agent_over, total > limits.max_pending_bytes
+
+    def _make_room(self, agent: str, count: int, size: int, evicted: list[_Issued]) -> bool:
+        """Evict pending requests (this agent's oldest first; past the total, the
+        biggest holder's) until *count* more of *size* bytes fit. Under the lock."""
+        while True:
+            agent_over, total_over = self._over(agent, count, size)
+            if agent_over and self._pending.get(agent):
                 evicted.append(self._pop_oldest(agent))
-            while sum(self._pending_bytes.values()) > limits.max_pending_bytes:
+            elif total_over and not agent_over and self._pending_bytes:
                 evicted.append(self._pop_oldest(self._pending_bytes.most_common(1)[0][0]))
+            else:
+                return not (agent_over or total_over)
+
+    def _admit_flight(self, flight: _Flight, evicted: list[_Issued]) -> bool:
+        """Count a load that will wait for an approver in its agent's bounds, if it fits
+        (pending requests are evicted to make room). Under the lock."""
+        if not self._make_room(flight.agent, 1, flight.cost, evicted):
+            return False
+        self._inflight_count[flight.agent] += 1
+        self._inflight_bytes[flight.agent] += flight.cost
+        return True
+
+    def _release_flight(self, flight: _Flight) -> None:
+        """Uncount a decided or abandoned wait (once). Under the lock."""
+        if flight.released:
+            return
+        flight.released = True
+        self._inflight_count[flight.agent] -= 1
+        self._inflight_bytes[flight.agent] -= flight.cost
+        if not self._inflight_count[flight.agent]:
+            del self._inflight_count[flight.agent]
+            del self._inflight_bytes[flight.agent]
+
+    def _audit_evicted(self, evicted: list[_Issued]) -> None:
         for gone in evicted:
             self.auditor.emit(
                 "approval_evicted",
@@ -710,7 +799,15 @@ class Loader:
         skill = served.snapshot.skill
         with self._lock:
             self._approved[(agent, skill.name)] = served
+            self._approved_digests.setdefault((agent, skill.name), set()).add(
+                served.snapshot.digest
+            )
             self._approved_sha.setdefault(skill.name, set()).add(skill.sha256)
+
+    def _was_approved(self, agent: str, served: _Served) -> bool:
+        key = (agent, served.snapshot.skill.name)
+        with self._lock:
+            return served.snapshot.digest in self._approved_digests.get(key, ())
 
     def _approved_snapshot(self, agent: str, name: str) -> _Served | None:
         with self._lock:
@@ -775,7 +872,7 @@ class AgentSkills:
     ) -> SkillMeta:
         if source == "embedded" or reviewed(meta):
             return meta
-        return attrs.evolve(meta, description="", location="", root="")
+        return attrs.evolve(meta, description="", location="", root="", warnings=())
 
     def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)
@@ -848,7 +945,9 @@ class AgentSkills:
             self.agent, snapshot.skill, source, meta.root, meta.location, request
         )
         loader._issue(  # noqa: SLF001
-            _Issued(prepared, request, served, by_user, snapshot.memory_cost())
+            _Issued(
+                prepared, request, served, by_user, snapshot.memory_cost() + request_cost(request)
+            )
         )
         return prepared
 
@@ -941,22 +1040,40 @@ class AgentSkills:
         self, issued: _Issued, limit: float | None
     ) -> tuple[object, str | None]:
         """The approver's answer for *issued*, asking once for every concurrent call of
-        the same agent and snapshot in this event loop (rule 7: one human prompt)."""
+        the same agent and snapshot in this event loop (rule 7: one human prompt). A
+        call that joins is served the first call's snapshot, so concurrent calls keep
+        one snapshot alive, counted in the agent's pending bounds until decided."""
         loader = self._loader
         snapshot = issued.served.snapshot
         key = (id(asyncio.get_running_loop()), self.agent, snapshot.skill.name, snapshot.digest)
+        evicted: list[_Issued] = []
         with loader._lock:  # noqa: SLF001
             found = loader._inflight.get(key)  # noqa: SLF001
             starter = found is None
-            flight = found or _Flight(issued.request.request_id)
-            if starter:
-                loader._inflight[key] = flight  # noqa: SLF001
-            flight.waiters += 1
+            if found is None:
+                flight = _Flight(issued.request.request_id, self.agent, issued.served, issued.cost)
+                admitted = loader._admit_flight(flight, evicted)  # noqa: SLF001
+                if admitted:
+                    loader._inflight[key] = flight  # noqa: SLF001
+                    flight.waiters += 1
+            else:
+                flight, admitted = found, True
+                flight.waiters += 1
+                issued.served = flight.served  # this call's own snapshot can go
+        loader._audit_evicted(evicted)  # noqa: SLF001
+        if not admitted:
+            error = ApprovalDeniedError(
+                "too_many_pending",
+                "this agent has too many loads waiting for an approver",
+                name=snapshot.skill.name,
+                agent=self.agent,
+            )
+            self._deny("load_denied", snapshot.skill.name, error)
+            raise error
         if starter:
-            # The approver is called outside the lock (a sync one may block on a human);
-            # no other coroutine of this loop runs before the task is set, and other
-            # loops have keys of their own.
-            flight.task = self._start(issued.request)
+            # The approver is called outside the lock, a sync one in a worker thread:
+            # a human at a console blocks neither the loader nor this event loop.
+            flight.task = asyncio.ensure_future(self._call_approver(issued.request, flight))
             flight.task.add_done_callback(lambda _: self._land(key, flight))
         task = flight.task
         assert task is not None  # set by the starter before this loop ran anything
@@ -979,19 +1096,34 @@ class AgentSkills:
             with loader._lock:  # noqa: SLF001
                 flight.waiters -= 1
                 orphaned = flight.waiters == 0 and not task.done()
-                if orphaned and loader._inflight.get(key) is flight:  # noqa: SLF001
-                    del loader._inflight[key]  # noqa: SLF001
+                if orphaned:
+                    flight.cancelling = True
+                    if loader._inflight.get(key) is flight:  # noqa: SLF001
+                        del loader._inflight[key]  # noqa: SLF001
+                    loader._release_flight(flight)  # noqa: SLF001
             if orphaned:
                 task.cancel()  # nobody waits for this prompt any more
         return answer, None if starter else flight.request_id
 
-    def _start(self, request: ApprovalRequest) -> asyncio.Future[Any]:
-        answer = self._ask(request)
-        if inspect.isawaitable(answer):
-            return asyncio.ensure_future(answer)
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        done.set_result(answer)
-        return done
+    async def _call_approver(self, request: ApprovalRequest, flight: _Flight) -> object:
+        """The approver's answer: a coroutine function is called here, anything else in
+        the loop's default executor; an awaitable answer is awaited. The approver's own
+        cancellation (its UI gave up) is no answer, not this caller's cancellation."""
+        approver = self._loader.approver
+        try:
+            if inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
+                getattr(approver, "__call__", None)  # noqa: B004 - an instance's async __call__
+            ):
+                answer = self._ask(request)
+            else:
+                answer = await asyncio.get_running_loop().run_in_executor(None, self._ask, request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except asyncio.CancelledError:
+            if flight.cancelling:
+                raise
+            return None
+        return answer
 
     def _land(self, key: tuple[int, str, str, str], flight: _Flight) -> None:
         """A decided approval is not reused by later calls: they ask again."""
@@ -999,6 +1131,7 @@ class AgentSkills:
         with loader._lock:  # noqa: SLF001
             if loader._inflight.get(key) is flight:  # noqa: SLF001
                 del loader._inflight[key]  # noqa: SLF001
+            loader._release_flight(flight)  # noqa: SLF001
 
     def _outcome(self, issued: _Issued, event: str, code: str, reason: str) -> None:
         self._record(event, issued.request, decision="deny", code=code, reason=reason)
@@ -1025,14 +1158,21 @@ class AgentSkills:
         granted = grant.tools if grant is not None else frozenset()
         skill: Skill
         if isinstance(target, LoadedSkill):
-            if target._loader is not self._loader or target.agent != self.agent:  # noqa: SLF001
-                raise _unknown(self.agent, target.name)
+            # Re-authorized here, whatever the object says: a LoadedSkill re-pointed at
+            # this agent (attrs.evolve) is refused unless this agent may have that
+            # skill, and, from the workspace, had that very snapshot approved.
             served = target._served  # noqa: SLF001
-            skill = served.snapshot.skill if served is not None else target.skill
-            if served is None:
-                embedded = self._loader.embedded.get(target.name)
+            name = served.snapshot.skill.name if served is not None else target.name
+            if target._loader is not self._loader or not self.allowed(name):  # noqa: SLF001
+                raise _unknown(self.agent, name)
+            if served is not None:
+                if not self._loader._was_approved(self.agent, served):  # noqa: SLF001
+                    raise _unknown(self.agent, name)
+                skill = served.snapshot.skill
+            else:
+                embedded = self._loader.embedded.get(name)
                 if embedded is None:
-                    raise _unknown(self.agent, target.name)
+                    raise _unknown(self.agent, name)
                 skill = embedded
         elif isinstance(target, str):
             source = self._loader._source_of(self.agent, target)  # noqa: SLF001

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import attrs
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MANIFEST_VERSION",
+    "SKIPPED_KEPT",
     "Manifest",
     "ManifestFile",
     "Snapshot",
@@ -70,12 +72,18 @@ def manifest_digest(files: tuple[ManifestFile, ...]) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
+SKIPPED_KEPT = 20  # entries not taken that a manifest names one by one; the rest are counted
+
+
 @attrs.frozen
 class Manifest:
-    """Every file of a skill folder as read for approval, and what was not taken."""
+    """Every file of a skill folder as read for approval, and what was not taken: the
+    first ``SKIPPED_KEPT`` such entries by name, and all of them counted by code (a
+    folder of 20,000 links costs a few counters, not 20,000 records)."""
 
     files: tuple[ManifestFile, ...]
     skipped: tuple[Skipped, ...] = ()
+    skipped_counts: tuple[tuple[str, int], ...] = ()
     digest: str = attrs.field(init=False)
     total_bytes: int = attrs.field(init=False)
     _by_path: dict[str, ManifestFile] = attrs.field(init=False, repr=False, eq=False)
@@ -84,6 +92,10 @@ class Manifest:
         object.__setattr__(self, "digest", manifest_digest(self.files))
         object.__setattr__(self, "total_bytes", sum(f.size for f in self.files))
         object.__setattr__(self, "_by_path", {f.path: f for f in self.files})
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(count for _, count in self.skipped_counts)
 
     def get(self, path: str) -> ManifestFile | None:
         return self._by_path.get(path)
@@ -99,6 +111,7 @@ class Snapshot:
     skill: Skill
     manifest: Manifest
     folder: str  # the skill folder's display path, as the approval source
+    text: str = ""  # the whole SKILL.md as decoded text, for the approver to read
 
     @property
     def digest(self) -> str:
@@ -107,10 +120,13 @@ class Snapshot:
     def memory_cost(self) -> int:
         """A close upper bound on the bytes this snapshot keeps alive."""
         skill = self.skill
+        manifest = self.manifest
         return (
             sys.getsizeof(skill.body)
             + sys.getsizeof(skill.description)
-            + sum(_ENTRY_OVERHEAD + len(f.path) for f in self.manifest.files)
+            + sys.getsizeof(self.text)
+            + sum(_ENTRY_OVERHEAD + len(f.path) for f in manifest.files)
+            + sum(_ENTRY_OVERHEAD + len(e.path) + len(e.reason) for e in manifest.skipped)
         )
 
 
@@ -155,7 +171,10 @@ def take_snapshot(
             )
         files.append(ManifestFile(resource.path, len(data), hashlib.sha256(data).hexdigest()))
     files.sort(key=lambda entry: entry.path)
-    return Snapshot(skill, Manifest(tuple(files), tuple(skipped)), folder)
+    counts = Counter(entry.code for entry in skipped)
+    manifest = Manifest(tuple(files), tuple(skipped[:SKIPPED_KEPT]), tuple(sorted(counts.items())))
+    # parse_skill accepted the bytes, so they decode (the BOM, if any, shown as such).
+    return Snapshot(skill, manifest, folder, raw.decode("utf-8"))
 
 
 def read_verified(root: SafeRoot, location: str, snapshot: Snapshot, path: str) -> bytes:
