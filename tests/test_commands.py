@@ -276,3 +276,18 @@ def test_t42_load_in_a_real_process_writes_no_control_byte(
     assert b"\x1b" not in result.stdout
     assert b"\x7f" not in result.stdout
     assert not any(0x80 <= byte <= 0x9F for byte in result.stdout)
+
+
+def test_t31_trust_show_full_prints_exactly_what_the_digest_covers(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    folder = Path(setup["project"]) / ".agents" / "skills" / "notes"
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "run.py").write_text("print('reviewed')\n")
+    (folder / "logo.bin").write_bytes(b"\xff\xfe\x00binary")
+    code, out, _ = run(capsys, "trust", "show", "notes", "--full", "--project", setup["project"])
+    assert code == 0
+    assert "  | print('reviewed')" in out
+    assert "  | [file scripts/run.py]" in out
+    assert "not UTF-8 text: 9 bytes" in out
+    assert all(len(line) <= 76 for line in out.splitlines())

@@ -22,6 +22,7 @@ Rules (threat-model.md T26, T30-T34):
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
 import re
 import time
@@ -60,6 +61,7 @@ __all__ = [
     "deny_all",
     "is_digest",
     "make_request",
+    "render_file",
     "render_request",
     "request_cost",
 ]
@@ -265,7 +267,7 @@ def _wrap(first: str, text: str, more: str) -> list[str]:
 
 
 def _railed(label: str, text: str) -> list[str]:
-    lines = [f"{_GUTTER}[{label}]"]
+    lines = _wrap(_GUTTER, f"[{label}]", _GUTTER)
     for line in text.split("\n"):
         lines.extend(_wrap(_GUTTER, terminal_line(line), _GUTTER))
     return lines
@@ -317,6 +319,19 @@ def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
     else:
         lines.extend(_railed("description", request.description))
         lines.extend(_railed("body", request.preview))
+    lines.append(_RAIL_END)
+    return "\n".join(lines) + "\n"
+
+
+def render_file(path: str, data: bytes) -> str:
+    """One file of a skill for a reviewer's terminal, in the railed block: its text
+    with hidden characters shown, or a note for bytes that are not UTF-8 text."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = f"(not UTF-8 text: {len(data)} bytes; sha256 {hashlib.sha256(data).hexdigest()})"
+    lines = [_RAIL]
+    lines.extend(_railed(f"file {terminal_line(path)}", reveal(text)))
     lines.append(_RAIL_END)
     return "\n".join(lines) + "\n"
 

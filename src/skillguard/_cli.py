@@ -155,6 +155,9 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     )
     show.add_argument("name", metavar="NAME")
     show.add_argument("--project", type=_path, help="whose workspace roots to use")
+    show.add_argument(
+        "--full", action="store_true", help="print every file's text too, as the digest covers it"
+    )
     add = actions.add_parser(
         "add", help="pin a workspace skill, if its folder's digest is DIGEST (see 'trust show')"
     )

@@ -13,7 +13,14 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from ._approval import ConsoleApprover, TrustStore, deny_all, make_request, render_request
+from ._approval import (
+    ConsoleApprover,
+    TrustStore,
+    deny_all,
+    make_request,
+    render_file,
+    render_request,
+)
 from ._audit import (
     MAX_RECORD_BYTES,
     NEEDS_KEY,
@@ -30,7 +37,7 @@ from ._errors import SkillUsageError, safe_repr
 from ._fs import read_operator_bytes, stream_lines
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy
-from ._snapshot import Snapshot, take_snapshot
+from ._snapshot import Snapshot, read_verified, take_snapshot
 from ._text import terminal_line, terminal_safe
 
 if TYPE_CHECKING:
@@ -114,13 +121,15 @@ def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _workspace_snapshot(args: argparse.Namespace) -> Snapshot:
-    """The snapshot an approval of workspace skill NAME would cover, read now."""
+def _workspace_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> Snapshot:
+    """The snapshot an approval of workspace skill NAME would cover, read now. With
+    *out*, every file's text is written there too, each read back and verified against
+    the snapshot: what the operator reads is exactly what the digest covers."""
     with SkillRoots(default_roots(args.project)) as roots:
         found = roots.discover()
         root, location = roots.locate(args.name)
         meta = next(m for m in found.skills if m.name == args.name)  # located: it is there
-        return take_snapshot(
+        snapshot = take_snapshot(
             root,
             location,
             name=args.name,
@@ -128,11 +137,16 @@ def _workspace_snapshot(args: argparse.Namespace) -> Snapshot:
             limits=roots.limits,
             profile=roots.profile,
         )
+        if out is not None:
+            for entry in snapshot.manifest.files:
+                data = read_verified(root, location, snapshot, entry.path)
+                out.write(render_file(entry.path, data))
+        return snapshot
 
 
 def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.action == "show":
-        snapshot = _workspace_snapshot(args)
+        snapshot = _workspace_snapshot(args, out if args.full else None)
         out.write(render_request(make_request("(operator)", snapshot, snapshot.folder, "")))
         return EXIT_OK
     store = TrustStore(args.trust_store)
