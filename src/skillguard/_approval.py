@@ -296,7 +296,8 @@ def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
     add(f"  digest    {request.digest}")
     covered = f"all {len(request.files)} files, {request.total_size} bytes"
     add(f"            (what you approve: {covered})")
-    add(f"  SKILL.md  sha256 {request.sha256} ({request.size} bytes)")
+    add(f"  SKILL.md  {request.size} bytes, sha256")
+    add(f"            {request.sha256}")
     add("  files:")
     for path, size, digest in request.files[:_FILES_SHOWN]:
         add(f"    {size:>9}  {digest[:16]}  ", fact(path))
