@@ -114,6 +114,7 @@ HARNESS_KEYS: Final = frozenset(
 _HEADING_RE: Final = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 _FENCE_OPEN_RE: Final = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _ITEM_RE: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(\S.*)")
+_MARKUP_STARTS: Final = ("#", "`", "~")
 _READ_RE: Final = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(Read[ \t]+\S.*?)[ \t]*")
 
 
@@ -336,17 +337,25 @@ def _sections(body: str) -> list[_Section]:
     current: list[tuple[str, bool]] | None = None
     fence: tuple[str, int] | None = None  # the fence character and length, when open
     for line in body.split("\n"):
+        stripped = line.lstrip(" ")
+        first = stripped[:1]
+        # Only a line whose first visible character is '#', '`' or '~' can open or
+        # close a fence or be a heading: every other line skips the patterns.
         if fence is not None:
             char, length = fence
-            stripped = line.strip(" \t")
             if (
-                len(line) - len(line.lstrip(" ")) <= 3
+                first == char
+                and len(line) - len(stripped) <= 3
                 and stripped.startswith(char * length)
-                and not stripped.strip(char)
+                and not stripped.rstrip(" \t").strip(char)
             ):
                 fence = None
             if current is not None:
                 current.append((line, True))
+            continue
+        if first not in _MARKUP_STARTS or len(line) - len(stripped) > 3:
+            if current is not None:
+                current.append((line, False))
             continue
         opening = _FENCE_OPEN_RE.fullmatch(line)
         if opening is not None and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
