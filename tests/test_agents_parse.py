@@ -176,6 +176,7 @@ def test_harness_keys_are_inert_data_without_warnings() -> None:
 def test_the_name_is_a_display_string() -> None:
     parsed = agent("", "name: C# Expert\ndescription: d\n")
     assert parsed.name == "C# Expert"
+    assert agent("", "name: Revisora técnica\ndescription: d\n").name == "Revisora técnica"
 
 
 def test_bad_arguments_are_usage_errors() -> None:
@@ -432,3 +433,14 @@ def test_agent_tools_arguments_are_checked() -> None:
 
 def test_the_public_names_are_exported() -> None:
     assert skillguard.parse_agent is parse_agent
+
+
+def test_agent_tools_takes_a_context(tmp_path: Path) -> None:
+    from skillguard import load_agent_context
+
+    folder = tmp_path / "src" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "devops.md").write_text("---\nname: d\ndescription: d\ntools: Read, Write\n---\n")
+    context = load_agent_context(tmp_path, "devops")
+    result = agent_tools(context, POLICY, agent=context.identity)
+    assert (result.effective, result.not_granted) == (frozenset({"Read"}), ("Write",))

@@ -333,3 +333,12 @@ def test_read_core_knowledge_arguments(repo: Path) -> None:
 def test_envelope_codes_cover_every_kind() -> None:
     assert agent_error_code(MalformedSkillError("yaml_syntax", "r")) == "AGENT_PARSE_FAILED"
     assert agent_error_code(SkillNotFoundError("unreadable", "r")) == "AGENT_FILE_UNREADABLE"
+
+
+def test_the_identity_is_the_file_name_without_its_suffix(repo: Path, resolver: Resolver) -> None:
+    put(repo, "agents/plain", agent_file("plain"))
+    put(repo, "agents/.md", agent_file("dot"))
+    put(repo, "agents/x.agent.md", agent_file("x"))
+    assert load(repo, "agents/plain", resolver).identity == "plain"
+    assert load(repo, "agents/.md", resolver).identity == ".md"
+    assert load(repo, "agents/x.agent.md", resolver).identity == "x"
