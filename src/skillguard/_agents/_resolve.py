@@ -46,6 +46,7 @@ from skillguard._parse import is_valid_name
 from skillguard._text import reveal
 from skillguard._yaml import decode_utf8
 
+from ._envelope import agent_envelope
 from ._parse import AgentDefinition, parse_agent
 
 if TYPE_CHECKING:
@@ -96,9 +97,8 @@ class AgentContext:
     identity: str
 
     def envelope(self) -> dict[str, object]:
-        """The seed's success envelope, keys in the seed's order (see ``_envelope``)."""
-        from ._envelope import agent_envelope  # noqa: PLC0415 - _envelope imports this module
-
+        """The seed's success envelope as a dict, keys in the seed's order; every string
+        from the file shows hidden characters escaped (see ``_envelope``)."""
         return agent_envelope(self.definition, self.source_path)
 
 
