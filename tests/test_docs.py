@@ -19,6 +19,7 @@ ERROR_CALLS = {
     "ApprovalRequiredError",
     "PolicyError",
     "AuditError",
+    "AgentNotFoundError",
     "_fail",
     "error",
 }
@@ -27,7 +28,7 @@ WARNING_CALLS = {"SkillWarning", "warn"}
 
 def _codes(calls: set[str]) -> set[str]:
     codes = set()
-    for path in SRC.glob("*.py"):
+    for path in SRC.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Call) or not node.args:
                 continue

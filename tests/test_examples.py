@@ -30,3 +30,26 @@ def test_the_swarm_example_runs_and_its_audit_log_verifies() -> None:
     assert "('release-notes', 'Write release notes" in catalogs[1]
     assert lines[-1] == "audit log: 11 records, intact=True"
     assert completed.stderr == ""
+
+
+def test_the_agent_orchestrator_example_runs() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "agent_orchestrator.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert "knowledge: src/knowledge/container-baseline.md: read" in lines
+    assert "knowledge: ../../README.md: refused (path_escape)" in lines
+    assert "effective tools: ['Bash(git diff:*)', 'Grep', 'Read']" in lines
+    assert "declared, not granted: ['Bash', 'Write']" in lines
+    assert (
+        "- NO-GO if a pipeline deploys without a passing test stage, or skips the image scan."
+        in lines
+    )
+    assert "    <name>code-review</name>" in lines
+    assert completed.stderr == ""

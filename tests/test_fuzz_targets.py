@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
 CORPUS = sorted((FUZZ / "corpus" / "parse_skill").iterdir())
 POLICY_CORPUS = sorted((FUZZ / "corpus" / "policy").iterdir())
+AGENT_CORPUS = sorted((FUZZ / "corpus" / "parse_agent").iterdir())
 
 
 def _load(name: str) -> ModuleType:
@@ -40,6 +41,7 @@ def _load(name: str) -> ModuleType:
 
 parse_target = _load("parse_skill_fuzzer")
 differential_target = _load("differential_fuzzer")
+agent_target = _load("parse_agent_fuzzer")
 
 inputs = st.one_of(
     st.binary(max_size=1024),
@@ -127,3 +129,14 @@ def test_corpus_holds_valid_and_invalid_seeds() -> None:
     assert len(POLICY_CORPUS) >= 10
     accepted = [seed.name for seed in POLICY_CORPUS if seed.name.startswith("valid-")]
     assert len(accepted) >= 3
+
+
+@settings(max_examples=300)
+@given(inputs)
+def test_t70_parse_agent_fuzz_target(data: bytes) -> None:
+    agent_target.check(data)
+
+
+@pytest.mark.parametrize("seed", AGENT_CORPUS + CORPUS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_t70_agent_seed_corpus_replays_cleanly(seed: Path) -> None:
+    agent_target.check(seed.read_bytes())

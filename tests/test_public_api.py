@@ -8,6 +8,17 @@ import pkgutil
 import skillguard
 
 PUBLIC = {
+    "HARNESS_PRESETS",
+    "AgentContext",
+    "AgentDefinition",
+    "AgentNotFoundError",
+    "AgentTools",
+    "KnowledgeFile",
+    "agent_error_code",
+    "agent_tools",
+    "load_agent_context",
+    "parse_agent",
+    "read_core_knowledge",
     "AgentGrant",
     "AgentSkills",
     "AllowPolicy",

@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "skillguard"
-CORE = ["_errors.py", "_limits.py", "_model.py", "_parse.py", "_text.py", "_tools.py", "_yaml.py"]
+CORE = [
+    "_errors.py",
+    "_limits.py",
+    "_model.py",
+    "_parse.py",
+    "_text.py",
+    "_tools.py",
+    "_yaml.py",
+    "_agents/_parse.py",
+    "_agents/_envelope.py",
+    "_agents/_grant.py",
+]
 BANNED_MODULES = {"os", "io", "pathlib", "shutil", "socket", "subprocess", "tempfile", "glob"}
 BANNED_CALLS = {"open", "exec", "eval", "compile", "__import__"}
 

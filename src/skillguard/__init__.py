@@ -6,6 +6,19 @@ README.md for the API, threat-model.md for what it defends against.
 
 from __future__ import annotations
 
+from ._agents import (
+    HARNESS_PRESETS,
+    AgentContext,
+    AgentDefinition,
+    AgentNotFoundError,
+    AgentTools,
+    KnowledgeFile,
+    agent_error_code,
+    agent_tools,
+    load_agent_context,
+    parse_agent,
+    read_core_knowledge,
+)
 from ._approval import (
     ApprovalDeniedError,
     ApprovalError,
@@ -58,8 +71,13 @@ from ._render import activation_text, catalog_json, catalog_xml
 __version__ = "0.1.0"
 
 __all__ = [
+    "HARNESS_PRESETS",
+    "AgentContext",
+    "AgentDefinition",
     "AgentGrant",
+    "AgentNotFoundError",
     "AgentSkills",
+    "AgentTools",
     "AllowPolicy",
     "ApprovalDeniedError",
     "ApprovalError",
@@ -74,6 +92,7 @@ __all__ = [
     "EmbeddedSkills",
     "Entry",
     "FrozenMap",
+    "KnowledgeFile",
     "Limits",
     "Listing",
     "LoadedSkill",
@@ -108,6 +127,8 @@ __all__ = [
     "YamlValue",
     "__version__",
     "activation_text",
+    "agent_error_code",
+    "agent_tools",
     "audit_summary",
     "catalog_json",
     "catalog_xml",
@@ -115,7 +136,10 @@ __all__ = [
     "deny_all",
     "discover",
     "is_valid_name",
+    "load_agent_context",
     "openat2_available",
+    "parse_agent",
     "parse_skill",
+    "read_core_knowledge",
     "verify_records",
 ]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import attrs
 
+from ._agents._command import add_agent_command, run_agent_context
 from ._approval import is_digest
 from ._commands import report, run_audit, run_catalog, run_load, run_trust
 from ._discover import default_roots, discover
@@ -124,6 +125,7 @@ def _build_parser() -> _Parser:
     )
     found.add_argument("roots", nargs="*", metavar="ROOT", type=_path)
     _add_swarm_commands(commands)
+    add_agent_command(commands)
     return parser
 
 
@@ -386,7 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> int:
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        words = list(sys.argv[1:] if argv is None else argv)
+        if words[:2] == ["agent", "context"]:
+            # The seed's envelope, even for a bad option: never argparse's usage text.
+            return run_agent_context(words[2:], sys.stdout)
+        args = parser.parse_args(words)
         if args.version:
             from . import __version__  # noqa: PLC0415 - avoids an import cycle
 

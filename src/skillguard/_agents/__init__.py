@@ -1,0 +1,42 @@
+"""The agent-definition product line (seed 000): parse, resolve, envelope, grant.
+
+An agent file (a Claude Code subagent, a Copilot ``*.agent.md``, a Gemini or OpenCode
+agent) is a system prompt and a tool list that a cloned repository controls. It
+shares the skills' floors: ``SafeRoot`` for every read, the one YAML entry point, the
+character rules and the error tree. The rooms:
+
+* ``_parse``: bytes in, a frozen ``AgentDefinition`` out (sans-IO);
+* ``_resolve``: which file an ``--agent`` value names, read beneath the repository,
+  and the contained reads of its ``core_knowledge`` files;
+* ``_envelope``: the seed's JSON envelope and its four error codes;
+* ``_grant``: the declared tools narrowed by the policy, never widened;
+* ``_command``: ``skillguard agent context``.
+"""
+
+from __future__ import annotations
+
+from ._envelope import agent_error_code
+from ._grant import AgentTools, agent_tools
+from ._parse import AgentDefinition, parse_agent
+from ._resolve import (
+    HARNESS_PRESETS,
+    AgentContext,
+    AgentNotFoundError,
+    KnowledgeFile,
+    load_agent_context,
+    read_core_knowledge,
+)
+
+__all__ = [
+    "HARNESS_PRESETS",
+    "AgentContext",
+    "AgentDefinition",
+    "AgentNotFoundError",
+    "AgentTools",
+    "KnowledgeFile",
+    "agent_error_code",
+    "agent_tools",
+    "load_agent_context",
+    "parse_agent",
+    "read_core_knowledge",
+]

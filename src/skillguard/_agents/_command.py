@@ -1,0 +1,102 @@
+"""``skillguard agent context``: the seed's envelope on stdout, and nothing else.
+
+Rules (threat-model.md T76): stdout carries exactly one line of ASCII JSON without a
+trailing newline, on success and on every error; nothing is written to stderr (the
+seed's "no prose output"), not even for a bad option, which argparse would report as
+usage text. Exit status: 0 on success, 1 on an error, 2 for ``MISSING_ARGUMENT`` (an
+absent or empty ``--agent``, or any other bad option). A bug is reported as
+``INTERNAL_ERROR`` with exit status 1, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from skillguard._errors import SkillError, SkillUsageError
+
+from ._envelope import MISSING_ARGUMENT, dumps, error_envelope
+from ._resolve import HARNESS_PRESETS, load_agent_context
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
+
+__all__ = ["add_agent_command", "run_agent_context"]
+
+_EXIT_OK = 0
+_EXIT_FAILED = 1
+_EXIT_USAGE = 2
+
+
+class _UsageError(Exception):
+    """A bad option: reported in the envelope, never as argparse's usage text."""
+
+
+class _EnvelopeParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agent", help="an agent name, or a path relative to the repository")
+    parser.add_argument("--team", help="a team folder searched before .team-development")
+    parser.add_argument("--repo", default=".", help="the repository root (default: .)")
+    parser.add_argument(
+        "--harness",
+        action="append",
+        default=[],
+        choices=tuple(HARNESS_PRESETS),
+        help="also search this harness's agent folder, after the seed's (repeatable, in order)",
+    )
+    parser.add_argument("--profile", choices=("strict", "compat"), default="strict")
+
+
+def add_agent_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
+    """Register ``agent context`` for ``--help``; ``run_agent_context`` parses it."""
+    agent = commands.add_parser("agent", help="resolve agent definition files")
+    actions = agent.add_subparsers(dest="action", required=True)
+    context = actions.add_parser(
+        "context",
+        help="print an agent's context envelope (seed 000) as one line of JSON",
+        description="Resolve --agent in the repository and print its envelope.",
+    )
+    _options(context)
+
+
+def _write(out: TextIO, envelope: dict[str, object]) -> None:
+    out.write(dumps(envelope))
+
+
+def run_agent_context(argv: Sequence[str], out: TextIO) -> int:
+    """Run ``agent context`` with the arguments after it; returns the exit status."""
+    parser = _EnvelopeParser(prog="skillguard agent context", add_help=True)
+    _options(parser)
+    try:
+        args = parser.parse_args(list(argv))
+    except _UsageError as exc:
+        _write(out, {"status": "error", "code": MISSING_ARGUMENT, "message": str(exc)})
+        return _EXIT_USAGE
+    try:
+        context = load_agent_context(
+            args.repo,
+            args.agent,
+            team=args.team,
+            harnesses=tuple(args.harness),
+            profile=args.profile,
+        )
+    except SkillError as exc:
+        _write(out, error_envelope(exc))
+        return _EXIT_USAGE if isinstance(exc, SkillUsageError) else _EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - a bug becomes an envelope, never a traceback
+        _write(
+            out,
+            {
+                "status": "error",
+                "code": "INTERNAL_ERROR",
+                "message": f"internal error ({type(exc).__name__})",
+            },
+        )
+        return _EXIT_FAILED
+    _write(out, context.envelope())
+    return _EXIT_OK

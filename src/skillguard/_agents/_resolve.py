@@ -1,0 +1,284 @@
+"""Finding an agent file in a repository (seed 000, phase 1), and its knowledge files.
+
+Rules (threat-model.md T72-T75):
+
+* An ``agent`` value holding ``/`` or ``\\`` is a path relative to the repository root
+  and name resolution is skipped. The path goes through ``_fs.split_name``: an absolute
+  path, ``.``, ``..`` or an empty component is refused, and so is ``\\``. skillguard
+  runs on POSIX, where ``\\`` is a character of a file name; reading it as a separator
+  would let two spellings name one file, so the value is refused (``bad_name``) rather
+  than translated.
+* Any other value is a name, and must be a bounded slug (``is_valid_name``); anything
+  else is not found. The candidates, in order: ``src/agents/<name>.md``, then
+  ``<team>/src/agents/<name>.md`` when a team is given, then
+  ``.team-development/src/agents/<name>.md``, then the harness presets the host asked
+  for, in the order it gave them. The first candidate that exists (as anything at all)
+  is read; if it cannot be read the answer is that refusal, never the next candidate.
+* Every read goes through one ``SafeRoot`` on the repository: a symlinked folder on the
+  way or a symlinked file, a FIFO, a device, a hard link or a file on another file
+  system is refused without being read, and at most ``max_skill_bytes + 1`` bytes of
+  the file are read.
+* ``core_knowledge`` paths are never followed by the envelope. ``read_core_knowledge``
+  reads each one through the same ``SafeRoot``, bounded, and reports an escaping,
+  symlinked, missing or oversize path as a typed error *of that entry*.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from skillguard._errors import (
+    MalformedSkillError,
+    SkillContainmentError,
+    SkillError,
+    SkillInputError,
+    SkillNotFoundError,
+    SkillUsageError,
+    safe_repr,
+)
+from skillguard._fs import Resolver, SafeRoot, split_name
+from skillguard._limits import DEFAULT_LIMITS, Limits
+from skillguard._parse import is_valid_name
+from skillguard._text import reveal
+from skillguard._yaml import decode_utf8
+
+from ._envelope import agent_envelope
+from ._parse import AgentDefinition, parse_agent
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping
+
+    from skillguard._model import Profile
+
+__all__ = [
+    "HARNESS_PRESETS",
+    "AgentContext",
+    "AgentNotFoundError",
+    "KnowledgeFile",
+    "load_agent_context",
+    "read_core_knowledge",
+]
+
+_SEED_FOLDERS: Final = ("src/agents/", ".team-development/src/agents/")
+_TEAM_DEFAULT: Final = ".team-development"
+_PATH_MAX_SHOWN: Final = 512
+# The agent folders of the harnesses, as (folder, file suffix) pairs tried in order.
+HARNESS_PRESETS: Final[Mapping[str, tuple[tuple[str, str], ...]]] = MappingProxyType(
+    {
+        "claude": ((".claude/agents/", ".md"),),
+        "copilot": ((".github/agents/", ".agent.md"), (".github/agents/", ".md")),
+        "cursor": ((".cursor/agents/", ".md"),),
+        "gemini": ((".gemini/agents/", ".md"),),
+        "opencode": ((".opencode/agents/", ".md"),),
+    }
+)
+
+
+class AgentNotFoundError(SkillNotFoundError):
+    """No agent file matched the requested name (or path) in any searched location."""
+
+
+@attrs.frozen(kw_only=True)
+class AgentContext:
+    """A resolved, parsed agent file: what ``load_agent_context`` returns.
+
+    ``source_path`` is ``/``-separated and relative to the repository; ``identity`` is
+    the file name without ``.agent.md`` or ``.md``, the agent's identity for resolution
+    (``definition.name`` is a display string and is never used to build a path).
+    """
+
+    definition: AgentDefinition
+    source_path: str
+    identity: str
+
+    def envelope(self) -> dict[str, object]:
+        """The seed's success envelope as a dict, keys in the seed's order; every string
+        from the file shows hidden characters escaped (see ``_envelope``)."""
+        return agent_envelope(self.definition, self.source_path)
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeFile:
+    """One ``Read <path>`` directive and its outcome: the text, or the typed error.
+
+    ``text`` is the file decoded as UTF-8 with every character that hides or reorders
+    text shown escaped (``[U+XXXX]``); ``sha256`` is of the exact bytes read.
+    """
+
+    directive: str
+    path: str
+    text: str | None = None
+    sha256: str | None = None
+    error: SkillError | None = None
+
+
+def _shown(path: str) -> str:
+    return safe_repr(path, limit=_PATH_MAX_SHOWN)
+
+
+def _identity(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    for suffix in (".agent.md", ".md"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _candidates(
+    name: str, team: str | None, harnesses: tuple[str, ...]
+) -> tuple[list[str], list[str]]:
+    """The files to try for *name*, in order, and the folders named when none exists."""
+    folders = [_SEED_FOLDERS[0]]
+    files = [f"{_SEED_FOLDERS[0]}{name}.md"]
+    if team is not None and team != _TEAM_DEFAULT:
+        folders.append(f"{team}/src/agents/")
+        files.append(f"{team}/src/agents/{name}.md")
+    folders.append(_SEED_FOLDERS[1])
+    files.append(f"{_SEED_FOLDERS[1]}{name}.md")
+    for harness in harnesses:
+        for folder, suffix in HARNESS_PRESETS[harness]:
+            if folder not in folders:
+                folders.append(folder)
+            files.append(f"{folder}{name}{suffix}")
+    return files, folders
+
+
+def _check_arguments(
+    agent: object, team: object, harnesses: object, limits: object
+) -> tuple[str, str | None, tuple[str, ...], Limits]:
+    if not isinstance(agent, str) or not agent:
+        raise SkillUsageError("missing_argument", "--agent is required: an agent name or path")
+    if team is not None:
+        if not isinstance(team, str) or not team:
+            raise SkillUsageError("bad_argument", "team must be a non-empty relative path")
+        team = "/".join(split_name(team))  # refuses an absolute path, '..', '//'
+    if isinstance(harnesses, str) or not isinstance(harnesses, (tuple, list)):
+        raise SkillUsageError("bad_argument", "harnesses must be a tuple of preset names")
+    for harness in harnesses:
+        if harness not in HARNESS_PRESETS:
+            raise SkillUsageError(
+                "bad_argument",
+                f"unknown harness preset {safe_repr(str(harness))}; "
+                f"known: {', '.join(HARNESS_PRESETS)}",
+            )
+    if limits is None:
+        limits = DEFAULT_LIMITS
+    elif not isinstance(limits, Limits):
+        raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
+    return agent, team, tuple(harnesses), limits
+
+
+def load_agent_context(
+    repo: str | os.PathLike[str],
+    agent: str,
+    *,
+    team: str | None = None,
+    harnesses: tuple[str, ...] = (),
+    limits: Limits | None = None,
+    profile: Profile = "strict",
+    resolver: Resolver = "auto",
+) -> AgentContext:
+    """Resolve *agent* (a name or a repository-relative path) in *repo*, read it and
+    parse it.
+
+    *team* is a folder of the repository searched before ``.team-development``;
+    *harnesses* names presets of ``HARNESS_PRESETS`` searched after the seed's
+    folders, in the order given. ``limits.max_skill_bytes`` caps the file.
+
+    Raises :class:`AgentNotFoundError` (``agent_not_found``) when no candidate exists,
+    ``SkillContainmentError`` or ``SkillNotFoundError`` when the file or the way to it
+    cannot be read safely, ``MalformedSkillError`` when it is not a valid agent file,
+    and ``SkillUsageError`` (``missing_argument`` for an absent or empty *agent*,
+    ``bad_argument``) for bad arguments. Any other exception is a bug.
+    """
+    agent, team, harnesses, limits = _check_arguments(agent, team, harnesses, limits)
+    with SafeRoot(repo, resolver=resolver) as root:
+        if "/" in agent or "\\" in agent:
+            path = "/".join(split_name(agent))
+            if not root.has_entry(path):
+                raise AgentNotFoundError("agent_not_found", f"Agent file {_shown(agent)} not found")
+        else:
+            if not is_valid_name(agent):
+                raise AgentNotFoundError(
+                    "agent_not_found",
+                    f"Agent {_shown(agent)} not found: an agent name is 1-64 characters "
+                    "of a-z, 0-9 and single hyphens",
+                )
+            files, folders = _candidates(agent, team, harnesses)
+            found = next((file for file in files if root.has_entry(file)), None)
+            if found is None:
+                raise AgentNotFoundError(
+                    "agent_not_found", f"Agent '{agent}' not found. Searched: {', '.join(folders)}"
+                )
+            path = found
+        try:
+            raw = root.read_file(path, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
+            definition = parse_agent(raw, limits=limits, profile=profile)
+        except SkillInputError as exc:
+            # The same error, with the file it is about (never its content).
+            raise type(exc)(
+                exc.code,
+                f"agent file {_shown(path)}: {exc.reason}",
+                line=exc.line,
+                column=exc.column,
+                key=exc.key,
+            ) from exc
+    return AgentContext(definition=definition, source_path=path, identity=_identity(path))
+
+
+def _knowledge_path(directive: str) -> str:
+    """The path of ``Read <path>``, without one pair of enclosing backticks or quotes."""
+    path = directive[len("Read") :].strip()
+    if len(path) >= 2 and path[0] == path[-1] and path[0] in "`'\"":
+        path = path[1:-1].strip()
+    return path
+
+
+def read_core_knowledge(
+    repo: str | os.PathLike[str],
+    agent: AgentContext | AgentDefinition,
+    *,
+    limits: Limits | None = None,
+    resolver: Resolver = "auto",
+) -> tuple[KnowledgeFile, ...]:
+    """Read the file of each ``core_knowledge`` directive of *agent*, beneath *repo*.
+
+    Each entry is read through one ``SafeRoot`` on *repo*, at most
+    ``limits.max_skill_bytes`` of it. An entry that escapes the repository, passes a
+    symlink, is missing, oversize or not UTF-8 gets its typed error in ``error``
+    (``SkillContainmentError``, ``SkillNotFoundError``, ``MalformedSkillError``); one
+    bad entry never fails the others. Raises ``SkillUsageError`` for bad arguments and
+    the ``SafeRoot`` errors when *repo* itself cannot be opened.
+    """
+    if isinstance(agent, AgentContext):
+        agent = agent.definition
+    if not isinstance(agent, AgentDefinition):
+        raise SkillUsageError("bad_argument", "agent must be an AgentContext or AgentDefinition")
+    if limits is None:
+        limits = DEFAULT_LIMITS
+    elif not isinstance(limits, Limits):
+        raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
+    results: list[KnowledgeFile] = []
+    with SafeRoot(repo, resolver=resolver) as root:
+        for directive in agent.core_knowledge:
+            path = _knowledge_path(directive)
+            try:
+                raw = root.read_file(path, cap=limits.max_skill_bytes)
+                text = decode_utf8(raw, what="the knowledge file")
+            except (SkillContainmentError, SkillNotFoundError, MalformedSkillError) as exc:
+                results.append(KnowledgeFile(directive=directive, path=path, error=exc))
+                continue
+            results.append(
+                KnowledgeFile(
+                    directive=directive,
+                    path=path,
+                    text=reveal(text),
+                    sha256=hashlib.sha256(raw).hexdigest(),
+                )
+            )
+    return tuple(results)

@@ -1,0 +1,156 @@
+"""``skillguard agent context``: one line of ASCII JSON on stdout, nothing on stderr."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillguard import (
+    MalformedSkillError,
+    SkillContainmentError,
+    SkillError,
+    SkillNotFoundError,
+    SkillUsageError,
+    agent_error_code,
+)
+from skillguard._agents import AgentNotFoundError
+from skillguard._cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "agents"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["agent", "context", *args])
+    out, err = capsys.readouterr()
+    assert err == ""  # the seed's "no prose output"
+    assert "\n" not in out
+    assert out.isascii()
+    return code, out
+
+
+def test_success_is_one_line_of_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "--agent", "devops-engineer", "--repo", str(EXAMPLE))
+    assert code == 0
+    envelope = json.loads(out)
+    assert envelope["status"] == "ok"
+    assert envelope["source_path"] == "src/agents/devops-engineer.md"
+    assert envelope["tools"] == ["Read", "Grep", "Bash", "Write"]
+    assert envelope["rules"][1] == (
+        "NO-GO if a pipeline deploys without a passing test stage, or skips the image scan."
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(), ("--agent", ""), ("--agent",), ("--agent", "x", "--bogus"), ("--harness", "vim")],
+)
+def test_t76_a_missing_argument_is_an_envelope_not_usage_text(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    code, out = run(capsys, "--repo", str(EXAMPLE), *args)
+    assert code == 2
+    envelope = json.loads(out)
+    assert list(envelope) == ["status", "code", "message"]
+    assert (envelope["status"], envelope["code"]) == ("error", "MISSING_ARGUMENT")
+
+
+def test_t76_errors_are_envelopes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out = run(capsys, "--agent", "nobody", "--repo", str(EXAMPLE), "--team", "t")
+    assert code == 1
+    assert json.loads(out) == {
+        "status": "error",
+        "code": "AGENT_NOT_FOUND",
+        "message": "Agent 'nobody' not found. Searched: src/agents/, t/src/agents/, "
+        ".team-development/src/agents/",
+    }
+    (tmp_path / "src" / "agents").mkdir(parents=True)
+    (tmp_path / "src" / "agents" / "x.md").write_text(
+        "---\nname: x\ndescription: SECRET-VALUE\nname: y\n---\n"
+    )
+    code, out = run(capsys, "--agent", "x", "--repo", str(tmp_path))
+    envelope = json.loads(out)
+    assert (code, envelope["code"]) == (1, "AGENT_PARSE_FAILED")
+    assert "SECRET-VALUE" not in out
+    assert envelope["message"].endswith("(line 4)")
+    code, out = run(capsys, "--agent", "../x\u202e.md", "--repo", str(tmp_path))
+    message = json.loads(out)["message"]
+    assert json.loads(out)["code"] == "AGENT_FILE_UNREADABLE"
+    assert code == 1
+    # The hostile name is escaped in the message itself, not only by the JSON encoding.
+    assert "\u202e" not in message
+    assert "\\u202e" in message
+
+
+def test_t76_hidden_text_is_escaped_in_the_cli_envelope(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "src" / "agents").mkdir(parents=True)
+    (tmp_path / "src" / "agents" / "x.md").write_text(
+        "---\nname: x\ndescription: d\n---\na\u202eb\n"
+    )
+    code, out = run(capsys, "--agent", "x", "--repo", str(tmp_path))
+    assert (code, json.loads(out)["code"]) == (1, "AGENT_PARSE_FAILED")
+    code, out = run(capsys, "--agent", "x", "--repo", str(tmp_path), "--profile", "compat")
+    assert code == 0
+    assert json.loads(out)["full_body"] == "a[U+202E]b\n"
+
+
+def test_a_bug_is_an_envelope_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillguard._agents import _command
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError
+
+    monkeypatch.setattr(_command, "load_agent_context", broken)
+    code, out = run(capsys, "--agent", "x")
+    assert (code, json.loads(out)["code"]) == (1, "INTERNAL_ERROR")
+
+
+def test_the_console_script_writes_no_trailing_newline() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "skillguard", "agent", "context", "--repo", str(EXAMPLE)],
+        capture_output=True,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr == b""
+    assert completed.stdout.startswith(b'{"status":"error","code":"MISSING_ARGUMENT"')
+    assert completed.stdout.endswith(b"}")
+
+
+def test_agent_appears_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "agent" in capsys.readouterr().out
+
+
+def test_the_readme_envelope_table_matches_the_code() -> None:
+    readme = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` / (.+?) \| `([A-Z_]+)` \|$", readme, flags=re.MULTILINE)
+    assert len(rows) == 6
+    classes: dict[str, type[SkillError]] = {
+        "malformed": MalformedSkillError,
+        "containment": SkillContainmentError,
+        "not_found": SkillNotFoundError,
+        "usage": SkillUsageError,
+    }
+    seen = set()
+    for kind, codes, envelope in rows:
+        named = re.findall(r"`(\w+)`", codes)
+        for code in named or ["some_other_code"]:
+            error_class = AgentNotFoundError if code == "agent_not_found" else classes[kind]
+            assert agent_error_code(error_class(code, "r")) == envelope, (kind, code)
+        seen.add(envelope)
+    assert seen == {
+        "AGENT_NOT_FOUND",
+        "AGENT_FILE_UNREADABLE",
+        "AGENT_PARSE_FAILED",
+        "MISSING_ARGUMENT",
+    }

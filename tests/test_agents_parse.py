@@ -1,0 +1,446 @@
+"""parse_agent: fields, body sections, the character rules, and the envelope (seed 000)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import skillguard
+from skillguard import (
+    AgentDefinition,
+    AllowPolicy,
+    Limits,
+    MalformedSkillError,
+    SkillUsageError,
+    agent_tools,
+    parse_agent,
+)
+from skillguard._agents._envelope import agent_envelope, dumps
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agents"
+
+# Seed 000's example envelope, for the seed's devops-engineer agent: produced exactly.
+SEED_ENVELOPE = (
+    '{"status":"ok","agent_name":"devops-engineer",'
+    '"agent_description":"Reviews container builds and delivery pipelines.",'
+    '"model":"sonnet","tools":["Read","Bash","Grep"],'
+    '"persona":"You are a senior DevOps engineer.",'
+    '"core_knowledge":['
+    '"Read src/knowledge/shared/governance-baselines/coding-standards-rule/knowledge.md",'
+    '"Read src/patterns/backend/software-architecture/hexagonal/patterns.md"],'
+    '"rules":["REQUEST CHANGES if container runs as root",'
+    '"NO-GO if ANY item in Architecture (1-8) fails"],'
+    '"full_body":"\\n## Persona\\n\\nYou are a senior DevOps engineer.\\n\\n## Core Knowledge\\n\\n'
+    "- Read src/knowledge/shared/governance-baselines/coding-standards-rule/knowledge.md\\n"
+    "- Read src/patterns/backend/software-architecture/hexagonal/patterns.md\\n\\n## Rules\\n\\n"
+    "- REQUEST CHANGES if container runs as root\\n"
+    '- NO-GO if ANY item in Architecture (1-8) fails\\n",'
+    '"source_path":"src/agents/devops-engineer.md"}'
+)
+
+
+def doc(frontmatter: str, body: str = "") -> bytes:
+    return f"---\n{frontmatter}---\n{body}".encode()
+
+
+def agent(
+    body: str, frontmatter: str = "name: a\ndescription: the description\n"
+) -> AgentDefinition:
+    return parse_agent(doc(frontmatter, body))
+
+
+def refusal(raw: bytes, **options: object) -> str:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_agent(raw, **options)  # type: ignore[arg-type]
+    return info.value.code
+
+
+# -- the seed's envelope -------------------------------------------------------------
+
+
+def test_the_seed_example_envelope_is_produced_exactly() -> None:
+    definition = parse_agent((FIXTURES / "seed" / "devops-engineer.md").read_bytes())
+    envelope = dumps(agent_envelope(definition, "src/agents/devops-engineer.md"))
+    assert envelope == SEED_ENVELOPE
+    assert list(json.loads(envelope)) == [
+        "status",
+        "agent_name",
+        "agent_description",
+        "model",
+        "tools",
+        "persona",
+        "core_knowledge",
+        "rules",
+        "full_body",
+        "source_path",
+    ]
+
+
+def test_model_is_null_and_tools_empty_when_the_file_has_none() -> None:
+    envelope = agent_envelope(agent("body\n"), "x.md")
+    assert envelope["model"] is None
+    assert envelope["tools"] == []
+    assert envelope["persona"] == "the description"
+
+
+# -- fields --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tools", "expected"),
+    [
+        ("tools: Read, Write, Bash\n", ("Read", "Write", "Bash")),
+        ("tools: Read Grep Bash(git diff:*)\n", ("Read", "Grep", "Bash(git diff:*)")),
+        ("tools: [read, edit/editFiles, 'github/*']\n", ("read", "edit/editFiles", "github/*")),
+        ("tools: []\n", ()),
+    ],
+)
+def test_tools_as_a_string_or_a_list(tools: str, expected: tuple[str, ...]) -> None:
+    assert agent("", f"name: a\ndescription: d\n{tools}").tools == expected
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "code"),
+    [
+        ("description: d\n", "missing_field"),
+        ("name: a\n", "missing_field"),
+        ("name: [a]\ndescription: d\n", "wrong_type"),
+        ("name: '  '\ndescription: d\n", "empty_field"),
+        (f"name: {'n' * 129}\ndescription: d\n", "field_too_long"),
+        ("name: a\ndescription: {k: v}\n", "wrong_type"),
+        ("name: a\ndescription: d\ntools: Bash(git\n", "malformed_tools"),
+        ("name: a\ndescription: d\ntools: ['Bash(git']\n", "malformed_tools"),
+        ("name: a\ndescription: d\ntools: [Read, '']\n", "empty_field"),
+        ("name: a\ndescription: d\ntools: [Read, [x]]\n", "wrong_type"),
+        ("name: a\ndescription: d\ntools: {Read: x}\n", "wrong_type"),
+        ("name: a\ndescription: d\nmodel: {a: b}\n", "wrong_type"),
+        ("name: a\ndescription: d\nmodel: []\n", "wrong_type"),
+        ("name: a\ndescription: d\nmodel: [a, [b]]\n", "wrong_type"),
+        ("name: a\ndescription: d\nmodel: [a, '']\n", "empty_field"),
+        ("name: a\ndescription: d\nmodel: ''\n", "empty_field"),
+        ("name: a\ndescription: d\nx: &a 1\n", "yaml_anchor"),
+        ("name: a\ndescription: d\nname: b\n", "duplicate_key"),
+        ("name: 'a\u202eb'\ndescription: d\n", "forbidden_character"),
+        ("name: a\ndescription: d\ntools: 'Read\u200b'\n", "forbidden_character"),
+        ("name: a\ndescription: d\ntools: ['Read\u200b']\n", "forbidden_character"),
+        ("name: a\ndescription: d\nmodel: [a, 'b\u2066']\n", "forbidden_character"),
+    ],
+)
+def test_t70_bad_frontmatter_is_refused(frontmatter: str, code: str) -> None:
+    assert refusal(doc(frontmatter)) == code
+
+
+def test_t70_the_skill_pipeline_refuses_before_parsing() -> None:
+    assert (
+        refusal(
+            b"---\nname: a\ndescription: d\n---\n" + b"x" * 300, limits=Limits(max_skill_bytes=300)
+        )
+        == "too_large"
+    )
+    assert refusal(b"---\nname: a\ndescription: \xff\n---\n") == "bad_encoding"
+    assert refusal(b"name: a\n") == "no_opening_fence"
+    assert refusal(b"---\nname: a\n") == "no_closing_fence"
+    assert refusal(b"---\nname: a\ndescription: d\n---\nbody \x00\n") == "control_character"
+
+
+def test_bom_and_crlf_are_read_like_a_skill() -> None:
+    parsed = parse_agent(
+        b"\xef\xbb\xbf---\r\nname: a\r\ndescription: d\r\n---\r\n## Rules\r\n- r\r\n"
+    )
+    assert parsed.rules == ("r",)
+    assert parsed.full_body == "## Rules\n- r\n"
+
+
+def test_a_model_list_keeps_its_order() -> None:
+    parsed = agent("", "name: a\ndescription: d\nmodel:\n  - GPT-4.1\n  - GPT-5\n")
+    assert parsed.model == "GPT-4.1"
+    assert parsed.models == ("GPT-4.1", "GPT-5")
+
+
+def test_harness_keys_are_inert_data_without_warnings() -> None:
+    parsed = agent(
+        "",
+        "name: a\ndescription: d\ndisallowedTools: Write\npermissionMode: plan\nmaxTurns: '5'\n"
+        "target: vscode\nargument-hint: a file\nkind: local\ntemperature: '0.2'\n"
+        "max_turns: '3'\ncolor: blue\nother: x\n",
+    )
+    assert parsed.extra["permissionMode"] == "plan"
+    assert parsed.extra["maxTurns"] == "5"
+    assert [(w.code, w.key) for w in parsed.warnings] == [("unknown_field", "other")]
+
+
+def test_the_name_is_a_display_string() -> None:
+    parsed = agent("", "name: C# Expert\ndescription: d\n")
+    assert parsed.name == "C# Expert"
+    assert agent("", "name: Revisora técnica\ndescription: d\n").name == "Revisora técnica"
+
+
+def test_bad_arguments_are_usage_errors() -> None:
+    with pytest.raises(SkillUsageError):
+        parse_agent("text")  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        parse_agent(b"", limits={})  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        parse_agent(b"", profile="loose")  # type: ignore[arg-type]
+
+
+# -- hidden text ---------------------------------------------------------------------
+
+
+def test_t71_hidden_text_in_the_body_is_refused_under_strict() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        agent("## Persona\nsafe\u202etext\n")
+    assert (info.value.code, info.value.line, info.value.column) == ("forbidden_character", 6, 5)
+
+
+def test_t71_hidden_text_never_reaches_the_envelope_raw() -> None:
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "rm -rf")
+    raw = doc("name: a\ndescription: d\n", f"## Persona\nx\u202ey{tags}\n## Rules\n- r\u2066\n")
+    parsed = parse_agent(raw, profile="compat")
+    assert [w.code for w in parsed.warnings] == ["hidden_character"]
+    text = json.loads(dumps(agent_envelope(parsed, "a.md")))
+    flat = json.dumps(text, ensure_ascii=False)
+    assert "\u202e" not in flat
+    assert "\u2066" not in flat
+    assert not any(0xE0000 <= ord(c) <= 0xE007F for c in flat)
+    assert "[U+202E]" in text["persona"]
+    assert text["rules"] == ["r[U+2066]"]
+    assert dumps(agent_envelope(parsed, "a.md")).isascii()
+
+
+# -- body sections -------------------------------------------------------------------
+
+
+def test_persona_exact_heading_wins_over_an_earlier_contains() -> None:
+    body = "## Your Persona Notes\nfirst\n## Persona\n\nexact\n\n## Other\nx\n"
+    assert agent(body).persona == "exact"
+
+
+def test_persona_falls_back_to_a_title_containing_persona() -> None:
+    assert agent("## Agent persona\n  line 1\n### deeper\nline 2\n# H1\nout\n").persona == (
+        "  line 1\n### deeper\nline 2"
+    )
+
+
+def test_persona_falls_back_to_the_description() -> None:
+    assert agent("# Persona\nan H1 does not count\n").persona == "the description"
+    assert agent("##Persona\nno space: not a heading\n").persona == "the description"
+
+
+def test_a_heading_in_a_code_fence_is_not_a_heading() -> None:
+    body = (
+        "## Notes\n```markdown\n## Persona\nfenced\n## Rules\n- fenced rule\n```\n"
+        "~~~~\n## Core Knowledge\n~~~\n- Read fenced.md\n~~~~\n"
+        "## Rules\n- real\n"
+    )
+    parsed = agent(body)
+    assert parsed.persona == "the description"
+    assert parsed.rules == ("real",)
+    assert parsed.core_knowledge == ()
+
+
+def test_an_unclosed_fence_runs_to_the_end() -> None:
+    assert agent("```\n## Rules\n- r\n").rules == ()
+
+
+def test_a_backtick_info_string_with_a_backtick_does_not_open_a_fence() -> None:
+    assert agent("``` a`b\n## Rules\n- r\n").rules == ("r",)
+
+
+def test_core_knowledge_read_directives_are_kept_as_written() -> None:
+    body = (
+        "## Core Knowledge\n"
+        "Read src/knowledge/a.md\n"
+        "- Read `src/b.md`  \n"
+        "2. Read src/c.md\n"
+        "* Reading is good\n"
+        "Read\n"
+        "```\nRead fenced.md\n```\n"
+        "## Next\nRead outside.md\n"
+    )
+    assert agent(body).core_knowledge == (
+        "Read src/knowledge/a.md",
+        "Read `src/b.md`",
+        "Read src/c.md",
+    )
+
+
+def test_rules_come_from_the_last_rules_section() -> None:
+    body = "## Rules\n- old\n## Persona\np\n## rules\n- new 1\n- new 2\n"
+    assert agent(body).rules == ("new 1", "new 2")
+
+
+def test_rules_numbered_bulleted_and_continued() -> None:
+    body = (
+        "## Rules\n"
+        "intro text is not a rule\n"
+        "1. first\n"
+        "   continued here\n"
+        "and lazily here\n"
+        "2) second\n"
+        "\n"
+        "a paragraph after a blank line is not a rule\n"
+        "* star\n"
+        "+ plus\n"
+        "  - nested\n"
+        "### sub\n"
+        "- after heading\n"
+        "```\n- fenced\n```\n"
+    )
+    assert agent(body).rules == (
+        "first continued here and lazily here",
+        "second",
+        "star",
+        "plus",
+        "nested",
+        "after heading",
+    )
+
+
+def test_a_heading_ends_an_item() -> None:
+    assert agent("## Rules\n- one\n#### h\n").rules == ("one",)
+
+
+def test_full_body_is_everything_after_the_closing_fence() -> None:
+    assert agent("\n# Title\ntext\n").full_body == "\n# Title\ntext\n"
+
+
+# -- real agent files ----------------------------------------------------------------
+
+
+def test_a_claude_code_subagent() -> None:
+    parsed = parse_agent((FIXTURES / "claude-code" / "devops-engineer.md").read_bytes())
+    assert parsed.name == "devops-engineer"
+    assert parsed.tools == ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+    assert parsed.model == "sonnet"
+    assert parsed.description.startswith("Use this agent when building")
+    assert parsed.persona == parsed.description
+    assert parsed.warnings == ()
+
+
+def test_copilot_agents() -> None:
+    expert = parse_agent((FIXTURES / "copilot" / "CSharpExpert.agent.md").read_bytes())
+    assert expert.name == "C# Expert"
+    assert expert.tools is None
+    assert expert.model is None
+    dba = parse_agent((FIXTURES / "copilot" / "postgresql-dba.agent.md").read_bytes())
+    assert dba.name == "PostgreSQL Database Administrator"
+    assert dba.tools is not None
+    assert dba.tools[:3] == ("codebase", "edit/editFiles", "githubRepo")
+    assert len(dba.tools) == 16
+    assert expert.warnings == dba.warnings == ()
+
+
+def test_a_plugin_agent() -> None:
+    parsed = parse_agent((FIXTURES / "plugin" / "debugger.md").read_bytes())
+    assert (parsed.name, parsed.model, parsed.tools) == ("unit-testing-debugger", "sonnet", None)
+    assert parsed.full_body.startswith("\nYou are an expert debugger")
+
+
+# -- the property --------------------------------------------------------------------
+
+_lines = st.sampled_from(
+    [
+        "## Persona",
+        "## Rules",
+        "## Core Knowledge",
+        "```",
+        "~~~",
+        "- item",
+        "1. item",
+        "Read a.md",
+        "  continued",
+        "",
+        "# Title",
+        "text",
+        "---",
+        "\u202e",
+        "## x persona",
+    ]
+)
+
+
+@settings(max_examples=300)
+@given(
+    st.one_of(
+        st.binary(max_size=512),
+        st.lists(_lines, max_size=30).map(
+            lambda lines: doc("name: a\ndescription: d\n", "\n".join(lines))
+        ),
+        st.text(max_size=300).map(lambda text: doc("name: a\ndescription: d\n", text)),
+        st.text(max_size=200).map(
+            lambda text: f"---\n{text}\n---\n".encode("utf-8", "surrogatepass")
+        ),
+    )
+)
+def test_t70_parse_agent_returns_a_value_or_raises_malformed(raw: bytes) -> None:
+    for profile in ("strict", "compat"):
+        try:
+            parsed = parse_agent(raw, profile=profile)
+        except MalformedSkillError as exc:
+            outcome: object = (exc.kind, bool(exc.code))
+        else:
+            outcome = parsed
+        if isinstance(outcome, tuple):
+            assert outcome == ("malformed", True)
+            continue
+        assert isinstance(parsed, AgentDefinition)
+        assert parsed.size == len(raw)
+        assert parsed.persona == parsed.description or parsed.persona in parsed.full_body
+        assert dumps(agent_envelope(parsed, "a.md")).isascii()
+
+
+# -- into the swarm ------------------------------------------------------------------
+
+POLICY = AllowPolicy.from_mapping(
+    {"agents": {"devops": {"tools": ["Read", "Bash(git:*)", "Grep"]}, "idle": {}}}
+)
+
+
+def test_t77_declared_tools_are_narrowed_by_the_grant() -> None:
+    parsed = agent("", "name: a\ndescription: d\ntools: Read, Bash, Write, Bash(git status)\n")
+    result = agent_tools(parsed, POLICY, agent="devops")
+    assert result.effective == frozenset({"Read", "Bash(git:*)", "Bash(git status)"})
+    assert result.not_granted == ("Bash", "Write")
+    assert result.granted == frozenset({"Read", "Bash(git:*)", "Grep"})
+
+
+def test_t77_the_grant_is_never_widened() -> None:
+    undeclared = agent("")
+    assert agent_tools(undeclared, POLICY, agent="devops").effective == POLICY.grant("devops").tools  # type: ignore[union-attr]
+    none = agent("", "name: a\ndescription: d\ntools: []\n")
+    assert agent_tools(none, POLICY, agent="devops").effective == frozenset()
+    wide = agent("", "name: a\ndescription: d\ntools: Read, Bash\n")
+    for unknown in ("idle", "stranger"):
+        result = agent_tools(wide, POLICY, agent=unknown)
+        assert result.effective == frozenset()
+        assert result.not_granted == ("Read", "Bash")
+
+
+def test_agent_tools_arguments_are_checked() -> None:
+    parsed = agent("")
+    with pytest.raises(SkillUsageError):
+        agent_tools("x", POLICY, agent="devops")  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        agent_tools(parsed, {}, agent="devops")  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        agent_tools(parsed, POLICY, agent=1)  # type: ignore[arg-type]
+
+
+def test_the_public_names_are_exported() -> None:
+    assert skillguard.parse_agent is parse_agent
+
+
+def test_agent_tools_takes_a_context(tmp_path: Path) -> None:
+    from skillguard import load_agent_context
+
+    folder = tmp_path / "src" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "devops.md").write_text("---\nname: d\ndescription: d\ntools: Read, Write\n---\n")
+    context = load_agent_context(tmp_path, "devops")
+    result = agent_tools(context, POLICY, agent=context.identity)
+    assert (result.effective, result.not_granted) == (frozenset({"Read"}), ("Write",))
