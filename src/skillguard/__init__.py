@@ -54,6 +54,7 @@ from ._model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._parse import is_valid_name, parse_skill
 from ._policy import AgentGrant, AllowPolicy, PolicyError
 from ._render import activation_text, catalog_json, catalog_xml
+from ._report import render_audit_report
 
 __version__ = "0.1.0"
 
@@ -117,5 +118,6 @@ __all__ = [
     "is_valid_name",
     "openat2_available",
     "parse_skill",
+    "render_audit_report",
     "verify_records",
 ]
