@@ -306,7 +306,7 @@ def test_t99_the_timeline_has_bounded_lanes_and_bins() -> None:
     labels = re.findall(r"<text x=\"6\"[^>]*><title>([^<]*)</title>", svg)
     assert len(labels) == 24
     assert labels[-1] == "(other agents)"
-    marks = re.findall(r"<g><title>[^:]*: (\d+) denials", svg)
+    marks = re.findall(r"<g><title>[^:]*: denials (\d+),", svg)
     assert sum(int(count) for count in marks) == 300  # merged, never lost
     assert len(set(re.findall(r'cx="|M(\d+\.\d),', svg))) <= 64
     assert "300 records shown" in page.all_text

@@ -284,6 +284,16 @@ def _cell(value: object) -> str:
     return html.escape(terminal_line(text), quote=True)
 
 
+def _label(value: str) -> str:
+    """A lane label as ``_cell`` gives it, shortened in the middle after hidden
+    characters are revealed, so that it fits its column and keeps both ends."""
+    text = terminal_line(value[:MAX_CELL_CHARS])
+    if len(text) > _LABEL_CHARS:
+        half = (_LABEL_CHARS - 3) // 2
+        text = text[:half] + "..." + text[-half:]
+    return html.escape(text, quote=True)
+
+
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 16px 48px;
 color:#1b1b1b;background:#fff}
@@ -379,6 +389,7 @@ def _legend() -> str:
 _LANE_ROW = 13
 _LANE_HEIGHT = _LANE_ROW * len(_KINDS) + 10
 _LABEL_WIDTH = 190
+_LABEL_CHARS = 29  # what fits in the label column at 12 px
 _PLOT_WIDTH = 760
 
 
@@ -402,10 +413,9 @@ def _timeline_svg(timeline: _Timeline) -> str:
         out.append(
             f'<rect x="0" y="{top}" width="{width}" height="{_LANE_HEIGHT}" fill="{shade}"/>'
         )
-        label = lane if lane in {_NO_AGENT, _OTHER_AGENTS} else lane[:26]
         out.append(
             f'<text x="6" y="{top + _LANE_HEIGHT / 2 + 4:.1f}" font-size="12" '
-            f'font-family="sans-serif"><title>{_cell(lane)}</title>{_cell(label)}</text>'
+            f'font-family="sans-serif"><title>{_cell(lane)}</title>{_label(lane)}</text>'
         )
         for slot in range(used):
             marks = bins[slot]
@@ -420,7 +430,7 @@ def _timeline_svg(timeline: _Timeline) -> str:
                 y = top + 6 + index * _LANE_ROW + _LANE_ROW / 2
                 size = 4.0 if count == 1 else 5.0 if count < 10 else 6.0
                 out.append(
-                    f"<g><title>{_cell(lane)}: {count} {words}, {span}</title>"
+                    f"<g><title>{_cell(lane)}: {words} {count}, {span}</title>"
                     f"{_marker(kind, x, y, size)}</g>"
                 )
     axis = _LANE_HEIGHT * len(timeline.lanes) + 20
