@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -28,7 +27,7 @@ from ._audit import (
 )
 from ._discover import SkillRoots, default_roots, source_folder
 from ._errors import SkillUsageError, safe_repr
-from ._fs import read_operator_bytes, stream_lines, write_atomic
+from ._fs import read_operator_bytes, same_file, stream_lines, write_atomic
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy
 from ._report import render_audit_report
@@ -243,21 +242,13 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
-def _same_file(first: str, second: str) -> bool:
-    try:
-        one, other = os.stat(first), os.stat(second)
-    except OSError:
-        return False
-    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
-
-
 def run_audit_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``audit report``: the HTML page of a log, written atomically to ``--output``
     whatever the check found; the exit status and line are those of ``audit verify``."""
     if not args.output:
         err.write("skillguard: audit report needs --output FILE\n")
         return EXIT_USAGE
-    if _same_file(args.output, args.file):
+    if same_file(args.output, args.file):
         # Replacing the log with its own report would destroy the evidence.
         err.write("skillguard: --output must not be the audit log itself\n")
         return EXIT_USAGE

@@ -96,7 +96,6 @@ _APPROVAL_COLUMNS = (
     "scope",
     "source",
     "digest",
-    "sha256",
     "request_id",
     "reason",
 )
@@ -308,12 +307,13 @@ h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
 .needs-key,.wrong-key{border-color:#8250df;background:#fbefff}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td{overflow-wrap:anywhere;max-width:420px}
+th{background:#f6f8fa}td{overflow-wrap:break-word;max-width:420px}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 .counts{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 td.t{white-space:nowrap}
 .note{color:#57606a}
 code,.mono{font-family:ui-monospace,monospace;font-size:12px}
+td.mono{overflow-wrap:anywhere;min-width:15ch}
 svg{max-width:100%;height:auto;border:1px solid #d0d7de}
 .legend svg{border:0;vertical-align:middle}
 .legend span{margin-right:18px}
@@ -467,7 +467,6 @@ def _counts_table(title: str, counts: _Counts) -> str:
 _COLUMN_CLASS = {
     "time": ' class="t"',
     "digest": ' class="mono"',
-    "sha256": ' class="mono"',
     "request_id": ' class="mono"',
 }
 
