@@ -514,3 +514,15 @@ def test_audit_report_read_and_write_failures(
     )
     code, _, err = run(capsys, "audit", "report", log, "--output", output, "--until", "later")
     assert (code, err) == (2, "skillguard: [usage/bad_argument] until is not an ISO 8601 time\n")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=()), max_size=40))
+def test_t95_any_text_in_any_field_creates_no_element(text: str) -> None:
+    """Whatever a forged log holds (lone surrogates, controls, markup, bidi), its page
+    has the elements and attributes of a plain log's page, and encodes as UTF-8."""
+    result, raw = render_audit_report(forged_lines(swarm_records(12, text=text)))
+    assert result.intact
+    raw.encode("utf-8")  # what the command line writes
+    assert find_hidden(raw) is None
+    assert Page(raw).tags == report(swarm_records(12, text="plain"))[1].tags
