@@ -237,10 +237,18 @@ def test_t98_another_log_is_refused_by_its_id() -> None:
     result, page, _ = report(swarm_records(3), expected_log_id="f" * 32)
     assert result.line == 1
     assert page.state() == "tampered"
-    assert "Nothing is proven" in page.all_text
+    assert "Nothing is proven, and nothing is shown" in page.all_text
     assert not page.attr("table", "class")
     _, same, _ = report(swarm_records(3), expected_log_id=LOG_ID)
     assert "The log id is the one expected." in same.all_text
+
+
+def test_t98_an_unkeyed_log_checked_with_a_key_shows_nothing() -> None:
+    result, page, _ = report(swarm_records(6, text="unproven"), key=KEY)
+    assert (result.line, result.reason) == (1, "written without a key (or rewritten without one)")
+    assert page.state() == "tampered"
+    assert "TAMPERED at line 1: written without a key" in page.all_text
+    assert "unproven" not in page.all_text
 
 
 @pytest.mark.parametrize("lines", [[], [b"not json\n"], [b"\n"]])

@@ -535,7 +535,7 @@ def _banner(result: Verification, unread: int, expected_log_id: str | None) -> s
         )
     line = result.line if result.line is not None else result.records
     if line <= 1:
-        proven = "Nothing is proven: the first line is not the start of an audit log."
+        proven = "Nothing is proven, and nothing is shown: the check stopped at the first line."
     elif result.keyed:
         proven = (
             f"Lines 1 to {line - 1} verify with the key: they were written by a holder of "
