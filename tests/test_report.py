@@ -484,7 +484,7 @@ def test_audit_report_options(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert "2 records shown" in Page(output.read_text()).all_text
 
 
-def test_audit_report_needs_an_output_that_is_not_the_log(
+def test_t98_audit_report_never_writes_over_the_log(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     log = write(tmp_path / "audit.jsonl", forged_lines(swarm_records(2)))
