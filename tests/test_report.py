@@ -446,6 +446,7 @@ def test_audit_report_writes_the_page_and_exits_as_verify_does(
     result = run(capsys, "audit", "report", log, "--output", str(output), *extra)
     assert result == (code, f"{line}; report written to {output}\n", "")
     assert Page(output.read_text()).state() == state
+    assert output.stat().st_mode & 0o777 == 0o600  # the log's content, for its owner
     assert run(capsys, "audit", "verify", log, *extra)[0] == code
 
 
