@@ -1,6 +1,8 @@
 """A small asyncio swarm on skillguard: three agents, three grants, one approval.
 
-Run it from the repository root:  python examples/swarm.py
+Run it from the repository root:  python examples/swarm.py [--keep-log FILE]
+
+(``--keep-log`` copies the audit log to FILE, for ``skillguard audit report``.)
 
 * ``lead`` may load every skill, including the workspace skill ``release-notes``,
   which an async approver (standing in for a human reviewing in a UI) approves after
@@ -14,8 +16,10 @@ Run it from the repository root:  python examples/swarm.py
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -66,6 +70,9 @@ async def run_swarm(loader: skillguard.Loader) -> None:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description="A small asyncio swarm on skillguard.")
+    parser.add_argument("--keep-log", metavar="FILE", help="copy the audit log here")
+    args = parser.parse_args()
     # The host decides where audit events go: here they are in the hash-chained log,
     # so the terminal shows only warnings. A real swarm sends them to its log pipeline.
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
@@ -82,6 +89,8 @@ def main() -> int:
         asyncio.run(run_swarm(loader))
         with log_path.open("rb") as lines:  # split on newline only, as written
             verdict = skillguard.verify_records(lines)
+        if args.keep_log:
+            shutil.copyfile(log_path, args.keep_log)
     print(f"audit log: {verdict.records} records, intact={verdict.intact}")
     return 0 if verdict.intact else 1
 

@@ -53,3 +53,27 @@ def test_the_agent_orchestrator_example_runs() -> None:
     )
     assert "    <name>code-review</name>" in lines
     assert completed.stderr == ""
+
+
+def test_the_swarm_examples_log_gives_an_audit_report(tmp_path: Path) -> None:
+    log = tmp_path / "swarm.jsonl"
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "swarm.py"), "--keep-log", str(log)],
+        capture_output=True,
+        timeout=120,
+        check=True,
+        cwd=ROOT,
+    )
+    report = tmp_path / "report.html"
+    completed = subprocess.run(
+        [sys.executable, "-m", "skillguard", "audit", "report", str(log), "--output", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.stdout == f"intact: 11 records; report written to {report}\n"
+    page = report.read_text()
+    assert 'data-state="intact-unkeyed"' in page
+    assert "Approvals (1)" in page
+    assert "reviewer@example.org" in page

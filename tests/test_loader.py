@@ -660,6 +660,7 @@ def test_t37_concurrent_aloads_of_one_snapshot_ask_the_human_once(world: dict[st
     granted = [log for log in logs if log["event"] == "approval_granted"]
     assert len(granted) == 100  # each request is accounted for
     assert sum(1 for log in granted if "reason" not in log) == 1
+    assert {log["scope"] for log in granted} == {"once"}  # the report shows it
 
 
 def test_t38_an_approval_that_never_comes_times_out_and_is_audited(

@@ -78,6 +78,7 @@ PUBLIC = {
     "is_valid_name",
     "openat2_available",
     "parse_skill",
+    "render_audit_report",
     "verify_records",
 }
 

@@ -67,6 +67,7 @@ from ._model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._parse import is_valid_name, parse_skill
 from ._policy import AgentGrant, AllowPolicy, PolicyError
 from ._render import activation_text, catalog_json, catalog_xml
+from ._report import render_audit_report
 
 __version__ = "0.1.0"
 
@@ -141,5 +142,6 @@ __all__ = [
     "parse_agent",
     "parse_skill",
     "read_core_knowledge",
+    "render_audit_report",
     "verify_records",
 ]

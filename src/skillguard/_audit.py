@@ -10,9 +10,9 @@ Rules (threat-model.md T27, T50-T56):
   (structlog's unconfigured default would print every event to stdout and corrupt any
   stdio protocol spoken there).
 * Fields are fixed and non-secret: UTC time, event, agent, skill, source, decision,
-  code, reason, path, size, sha256, approver, request id, skillguard version. Never a
-  body. Strings that came from untrusted input are escaped (no control characters, no
-  bidi overrides) and bounded.
+  code, reason, path, size, sha256, approver, request id, digest, approval scope
+  (``once`` or ``pin``), skillguard version. Never a body. Strings that came from
+  untrusted input are escaped (no control characters, no bidi overrides) and bounded.
 * ``AuditLog`` adds a hash chain: each record has ``seq``, ``prev_hash`` and ``hash``
   (SHA-256, or HMAC-SHA-256 with a key, over the canonical JSON of the record without
   ``hash``), appended under a lock. Its first record (``log_created``) names the log:
@@ -87,6 +87,7 @@ AUDIT_FIELDS = (
     "approver",
     "request_id",
     "digest",
+    "scope",
     "version",
 )
 # A record holds at most 14 fields of 259 escaped characters: 64 KiB is far above any

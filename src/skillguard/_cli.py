@@ -173,8 +173,10 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     revoke.add_argument("--trust-store", required=True, type=_path)
     revoke.add_argument("--source", help="only the pin for this skill folder")
 
-    audit = commands.add_parser("audit", help="verify or summarize an audit log")
-    audit.add_argument("action", choices=("verify", "summarize"))
+    audit = commands.add_parser(
+        "audit", help="verify, summarize or report on an audit log (an HTML page)"
+    )
+    audit.add_argument("action", choices=("verify", "summarize", "report"))
     audit.add_argument("file", metavar="FILE", type=_path)
     audit.add_argument("--key-file", type=_path, help="the HMAC key the log was written with")
     audit.add_argument(
@@ -187,11 +189,22 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
         metavar="ID",
         help="the log id shipped elsewhere (catches another log swapped in)",
     )
-    audit.add_argument("--agent", help="summarize: only this agent")
+    audit.add_argument("--agent", help="summarize, report: only this agent")
     audit.add_argument(
-        "--since", help="summarize: only records at or after this ISO 8601 time (UTC if naive)"
+        "--since",
+        help="summarize, report: only records at or after this ISO 8601 time (UTC if naive)",
     )
     audit.add_argument("--format", choices=("text", "json"), default="text")
+    _add_audit_report_options(audit)
+
+
+def _add_audit_report_options(audit: argparse.ArgumentParser) -> None:
+    audit.add_argument(
+        "--until", help="report: only records before this ISO 8601 time (UTC if naive)"
+    )
+    audit.add_argument(
+        "--output", type=_path, metavar="FILE", help="report: write the HTML page here"
+    )
 
 
 def _error_entry(error: SkillError) -> dict[str, str]:

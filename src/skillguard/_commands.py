@@ -34,9 +34,10 @@ from ._audit import (
 )
 from ._discover import SkillRoots, default_roots, source_folder
 from ._errors import SkillUsageError, safe_repr
-from ._fs import read_operator_bytes, stream_lines
+from ._fs import read_operator_bytes, same_file, stream_lines, write_atomic
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy
+from ._report import render_audit_report
 from ._snapshot import Snapshot, read_verified, take_snapshot
 from ._text import terminal_line, terminal_safe
 
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from ._approval import Approver, PinningApprover
     from ._errors import SkillError
 
-__all__ = ["report", "run_audit", "run_catalog", "run_load", "run_trust"]
+__all__ = ["report", "run_audit", "run_audit_report", "run_catalog", "run_load", "run_trust"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -197,6 +198,8 @@ def _verdict(result: Verification) -> tuple[int, str]:
 def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``audit verify`` and ``audit summarize``: the file is streamed a line at a time
     (a regular file only, each line capped), and the chain is always checked."""
+    if args.action == "report":
+        return run_audit_report(args, out, err)
     key = _key(args.key_file) if args.key_file else None
     expected_log_id = args.expect_log_id
     try:
@@ -250,4 +253,39 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"denied {shown['time']} agent={shown['agent']} skill={shown['skill']} "
             f"{shown['event']} {shown['code']}: {shown['reason']}\n"
         )
+    return code
+
+
+def run_audit_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``audit report``: the HTML page of a log, written atomically to ``--output``
+    whatever the check found; the exit status and line are those of ``audit verify``."""
+    if not args.output:
+        err.write("skillguard: audit report needs --output FILE\n")
+        return EXIT_USAGE
+    if same_file(args.output, args.file):
+        # Replacing the log with its own report would destroy the evidence.
+        err.write("skillguard: --output must not be the audit log itself\n")
+        return EXIT_USAGE
+    key = _key(args.key_file) if args.key_file else None
+    try:
+        with contextlib.closing(stream_lines(args.file, max_line=MAX_RECORD_BYTES)) as lines:
+            result, page = render_audit_report(
+                lines,
+                key=key,
+                expected_records=args.expect_records,
+                expected_log_id=args.expect_log_id,
+                agent=args.agent,
+                since=args.since,
+                until=args.until,
+            )
+    except OSError:
+        err.write("skillguard: the audit log cannot be read (a regular file is needed)\n")
+        return EXIT_FAILED
+    try:
+        write_atomic(args.output, page.encode("utf-8"))
+    except OSError:
+        err.write("skillguard: the report cannot be written to --output\n")
+        return EXIT_FAILED
+    code, verdict = _verdict(result)
+    out.write(f"{verdict}; report written to {terminal_line(args.output)}\n")
     return code

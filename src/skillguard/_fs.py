@@ -68,6 +68,7 @@ __all__ = [
     "read_operator_bytes",
     "read_trusted_bytes",
     "read_trusted_file",
+    "same_file",
     "split_name",
     "split_operator_path",
     "stream_lines",
@@ -931,6 +932,16 @@ def read_operator_bytes(path: str, *, limit: int) -> bytes:
     if size > limit:
         raise OSError(errno.EFBIG, "file too large", path)
     return b"".join(chunks)
+
+
+def same_file(first: str, second: str) -> bool:
+    """Whether two operator paths name one file (symlinks followed, as an open would):
+    ``False`` when either cannot be reached."""
+    try:
+        one, other = os.stat(first), os.stat(second)
+    except (OSError, ValueError):
+        return False
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
 
 
 def stream_lines(path: str, *, max_line: int) -> Generator[bytes, None, None]:

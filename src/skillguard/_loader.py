@@ -1266,7 +1266,12 @@ class AgentSkills:
                 "denied", "the approver did not approve", name=request.skill, agent=self.agent
             )
         self._record(
-            "approval_granted", request, decision="allow", approver=decision.by, reason=note
+            "approval_granted",
+            request,
+            decision="allow",
+            approver=decision.by,
+            scope=decision.scope,
+            reason=note,
         )
         served = issued.served
         skill = served.snapshot.skill

@@ -1,0 +1,537 @@
+"""The audit report page (``_report.py``), read back with the standard library's HTML
+parser: what a browser would build from it, without a browser (those are in
+``test_report_browser.py``)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillguard import AuditLog, Auditor, SkillUsageError, render_audit_report
+from skillguard._cli import main
+from skillguard._report import _KINDS
+from skillguard._text import find_hidden
+
+from .audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from skillguard import Verification
+
+KEY = b"report key"
+_REFUSED_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2066-\u2069]")
+
+
+class Page(HTMLParser):
+    """Every start tag with its attributes, the text, and the contents of each
+    ``script`` and ``style`` element."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, tuple[tuple[str, str | None], ...]]] = []
+        self.text: list[str] = []
+        self.scripts: list[str] = []
+        self.styles: list[str] = []
+        self._inside: str | None = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, tuple(attrs)))
+        if tag in {"script", "style"}:
+            self._inside = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._inside:
+            self._inside = None
+
+    def handle_data(self, data: str) -> None:
+        if self._inside == "script":
+            self.scripts.append(data)
+        elif self._inside == "style":
+            self.styles.append(data)
+        else:
+            self.text.append(data)
+
+    def attr(self, tag: str, name: str) -> list[str | None]:
+        return [dict(attrs).get(name) for t, attrs in self.tags if t == tag]
+
+    @property
+    def all_text(self) -> str:
+        return "".join(self.text)
+
+    def state(self) -> str | None:
+        states = [dict(attrs).get("data-state") for tag, attrs in self.tags if tag == "section"]
+        assert len(states) == 1
+        return states[0]
+
+
+def report(
+    records: list[dict[str, object]], *, log_key: bytes | None = None, **options: object
+) -> tuple[Verification, Page, str]:
+    result, page = render_audit_report(
+        forged_lines(records, key=log_key),
+        **options,  # type: ignore[arg-type]
+    )
+    return result, Page(page), page
+
+
+# -- T95: no markup, no script, from the log ------------------------------------------
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_t95_log_content_creates_no_element(payload: str) -> None:
+    """The page of a hostile log has exactly the elements and attributes of the page of
+    a plain log of the same shape: nothing in it came from the log's values."""
+    _, hostile, _ = report(swarm_records(30, text=payload))
+    _, plain, _ = report(swarm_records(30, text="plain"))
+    assert hostile.tags == plain.tags
+    assert hostile.scripts == plain.scripts
+    assert hostile.styles == plain.styles
+
+
+def test_t95_hostile_text_is_shown_as_text() -> None:
+    _, page, raw = report(swarm_records(12, text=HOSTILE[0]))
+    assert '<script>document.title="pwned"</script> agent 0' in page.all_text
+    assert "&lt;script&gt;document.title=&quot;pwned&quot;&lt;/script&gt;" in raw
+    assert raw.count("<script>") == 1  # this module's own filter script
+    assert [tag for tag, _ in page.tags].count("script") == 1
+
+
+def test_t95_no_event_handler_or_link_attribute_exists() -> None:
+    for payload in HOSTILE:
+        _, page, _ = report(swarm_records(12, text=payload))
+        names = {name for _, attrs in page.tags for name, _ in attrs}
+        assert not {name for name in names if name.startswith("on")}
+        assert not names & {"href", "src", "srcset", "action", "formaction", "xlink:href", "style"}
+
+
+def test_t95_the_one_script_and_style_are_this_modules_own() -> None:
+    _, page, _ = report(swarm_records(6, text=HOSTILE[5]))
+    assert len(page.scripts) == 1
+    assert "innerHTML" not in page.scripts[0]
+    assert "textContent" in page.scripts[0]
+
+
+# -- T96: the page loads nothing ------------------------------------------------------
+
+
+def _hash_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def test_t96_the_page_loads_nothing_and_allows_only_its_own_code() -> None:
+    _, page, raw = report(swarm_records(12, text="https://example.org/x.js"))
+    first = page.tags[:4]
+    assert [tag for tag, _ in first] == ["html", "head", "meta", "meta"]
+    csp = dict(first[3][1])
+    assert csp["http-equiv"] == "Content-Security-Policy"
+    policy = str(csp["content"])
+    assert policy.startswith("default-src 'none'; ")
+    assert f"style-src {_hash_source(page.styles[0])};" in policy
+    assert f"script-src {_hash_source(page.scripts[0])};" in policy
+    assert "base-uri 'none'" in policy
+    assert "form-action 'none'" in policy
+    # The log's URL is text only; nothing in the markup, style or script names one.
+    assert "https://example.org/x.js" in page.all_text
+    assert not any(
+        re.search(r"(?i)(https?:|//|url\(|@import|data:)", value or "")
+        for _, attrs in page.tags
+        for _, value in attrs
+    )
+    assert not re.search(r"(?i)(https?:|url\(|@import)", page.styles[0] + page.scripts[0])
+    assert "xmlns" not in raw
+
+
+# -- T97: nothing hidden or reordered -------------------------------------------------
+
+
+@pytest.mark.parametrize("payload", HOSTILE[3:])
+def test_t97_hidden_and_reordering_characters_are_shown(payload: str) -> None:
+    _, page, raw = report(swarm_records(12, text=payload))
+    assert find_hidden(raw) is None
+    assert not _REFUSED_IN_TEXT.search(page.all_text.replace("\n", ""))
+    if "\u202e" in payload:
+        assert "[U+202E]evil[U+202C] [U+2066]isolate[U+2069] agent 0" in page.all_text
+    if "\x1b" in payload:
+        assert "[U+001B][31mred[U+0007]" in page.all_text
+
+
+def test_t97_a_newline_in_a_value_cannot_start_a_row_of_its_own() -> None:
+    _, page, _ = report(swarm_records(12, text="a\nb"))
+    assert "a[U+000A]b agent 0" in page.all_text
+
+
+# -- T98: the verdict comes first and decides what is shown ---------------------------
+
+
+def test_t98_an_intact_keyed_log() -> None:
+    result, page, _ = report(swarm_records(12), log_key=KEY, key=KEY)
+    assert result.intact
+    assert page.state() == "intact-keyed"
+    assert "VERIFIED, keyed" in page.all_text
+    assert LOG_ID in page.all_text
+    assert "12 records shown" in page.all_text
+
+
+def test_t98_an_intact_unkeyed_log_says_it_proves_less() -> None:
+    result, page, _ = report(swarm_records(12))
+    assert result.intact
+    assert page.state() == "intact-unkeyed"
+    assert "UNKEYED" in page.all_text
+    assert "anyone who can write the file can rewrite the whole chain" in page.all_text
+
+
+@pytest.mark.parametrize(("key", "state"), [(None, "needs-key"), (b"another key", "wrong-key")])
+def test_t98_a_keyed_log_without_its_key_shows_no_record(key: bytes | None, state: str) -> None:
+    _, page, _ = report(swarm_records(12, text="secret-ish"), log_key=KEY, key=key)
+    assert page.state() == state
+    assert "NOT VERIFIED" in page.all_text
+    assert "secret-ish" not in page.all_text
+    assert not page.attr("table", "class")
+    assert not page.attr("svg", "role")
+
+
+def test_t98_a_tampered_log_names_the_line_and_shows_only_what_came_before() -> None:
+    lines = forged_lines(swarm_records(12, text="kept"))
+    lines[5] = lines[5].replace(b"kept", b"KEPT")
+    result, raw = render_audit_report(lines)
+    page = Page(raw)
+    assert (result.intact, result.line) == (False, 6)
+    assert page.state() == "tampered"
+    assert "TAMPERED at line 6: edited: its hash does not match" in page.all_text
+    assert "Lines 1 to 5 form a consistent chain" in page.all_text
+    assert "7 more lines after line 6 were not read" in page.all_text
+    assert "4 records shown" in page.all_text
+    assert "KEPT" not in page.all_text
+    row_lines = {int(cell) for cell in re.findall(r'<td class="n">(\d+)</td><td class="t">', raw)}
+    assert row_lines
+    assert max(row_lines) < 6
+
+
+def test_t98_a_tampered_keyed_log_says_what_its_first_lines_prove() -> None:
+    lines = forged_lines(swarm_records(6), key=KEY)
+    del lines[3]
+    result, raw = render_audit_report(lines, key=KEY)
+    assert result.line == 4
+    assert "Lines 1 to 3 verify with the key" in Page(raw).all_text
+
+
+def test_t98_a_deleted_tail_is_reported_with_the_expected_count() -> None:
+    result, page, _ = report(swarm_records(6), expected_records=9)
+    assert result.line == 8
+    assert page.state() == "tampered"
+    assert "2 records missing at the end" in page.all_text
+    assert "6 records shown" in page.all_text
+
+
+def test_t98_another_log_is_refused_by_its_id() -> None:
+    result, page, _ = report(swarm_records(3), expected_log_id="f" * 32)
+    assert result.line == 1
+    assert page.state() == "tampered"
+    assert "Nothing is proven, and nothing is shown" in page.all_text
+    assert not page.attr("table", "class")
+    _, same, _ = report(swarm_records(3), expected_log_id=LOG_ID)
+    assert "The log id is the one expected." in same.all_text
+
+
+def test_t98_an_unkeyed_log_checked_with_a_key_shows_nothing() -> None:
+    result, page, _ = report(swarm_records(6, text="unproven"), key=KEY)
+    assert (result.line, result.reason) == (1, "written without a key (or rewritten without one)")
+    assert page.state() == "tampered"
+    assert "TAMPERED at line 1: written without a key" in page.all_text
+    assert "unproven" not in page.all_text
+
+
+@pytest.mark.parametrize("lines", [[], [b"not json\n"], [b"\n"]])
+def test_t98_what_is_not_a_log_shows_nothing(lines: list[bytes]) -> None:
+    result, raw = render_audit_report(lines)
+    page = Page(raw)
+    assert not result.intact
+    assert page.state() == "tampered"
+    assert "Nothing is proven" in page.all_text
+
+
+# -- T99: bounded whatever the log ----------------------------------------------------
+
+
+def test_t99_tables_keep_the_latest_rows_and_say_how_many_they_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("skillguard._report.MAX_TABLE_ROWS", 5)
+    records: list[dict[str, object]] = [
+        {"time": "2026-01-01T00:00:00Z", "event": "load_denied", "decision": "deny", "agent": "a"}
+        for _ in range(6)
+    ]
+    _, page, raw = report(records[:5])
+    assert "left out" not in raw
+    assert "Denials (5)" in page.all_text
+    _, page, raw = report(records)
+    assert "The 1 earlier rows are left out of this table" in page.all_text
+    assert re.findall(r'<td class="n">(\d+)</td><td class="t">', raw) == [
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+    ]
+    assert '<td class="n">6</td>' in raw  # the counts cover every record
+
+
+def test_t99_count_tables_keep_a_bounded_number_of_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("skillguard._report.MAX_COUNTED_NAMES", 50)
+    records: list[dict[str, object]] = [
+        {"time": "2026-01-01T00:00:00Z", "event": "load_granted", "skill": f"s{i}"}
+        for i in range(52)
+    ]
+    _, page, _ = report(records)
+    assert "more than 11 other names" in page.all_text  # 10 not shown, and the rest
+    assert "52 records shown" in page.all_text
+
+
+def test_t99_the_timeline_has_bounded_lanes_and_bins() -> None:
+    records: list[dict[str, object]] = [
+        {
+            "time": f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            "event": "load_denied",
+            "decision": "deny",
+            "agent": f"agent-{i}",
+        }
+        for i in range(300)
+    ]
+    _, page, raw = report(records)
+    svg = raw[raw.index('<svg role="img"') : raw.index("</svg>", raw.index('<svg role="img"'))]
+    labels = re.findall(r"<text x=\"6\"[^>]*><title>([^<]*)</title>", svg)
+    assert len(labels) == 24
+    assert labels[-1] == "(other agents)"
+    marks = re.findall(r"<g><title>[^:]*: denials (\d+),", svg)
+    assert sum(int(count) for count in marks) == 300  # merged, never lost
+    assert len(set(re.findall(r'cx="|M(\d+\.\d),', svg))) <= 64
+    assert "300 records shown" in page.all_text
+
+
+def test_t99_long_values_are_cut() -> None:
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_denied", "decision": "deny", "reason": "x" * 60000}
+    ]
+    _, _, raw = report(records)
+    assert "x" * 260 + "..." in raw
+    assert "x" * 261 not in raw
+
+
+# -- filters and arguments ------------------------------------------------------------
+
+
+def test_filters_narrow_what_is_shown_but_not_what_is_checked() -> None:
+    records = swarm_records(120)
+    result, page, _ = report(
+        records, agent="plain agent 1", since="2026-01-01T00:00:30Z", until="2026-01-01T00:01:00"
+    )
+    assert result.intact
+    assert result.records == 121
+    assert "10 records shown" in page.all_text
+    assert "filtered by agent plain agent 1, since 2026-01-01T00:00:30Z" in page.all_text
+    assert "plain agent 0" not in page.all_text
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"agent": 3}, {"since": "yesterday"}, {"until": "tomorrow"}, {"until": 5}, {"key": b""}],
+)
+def test_bad_arguments_are_usage_errors(options: dict[str, object]) -> None:
+    with pytest.raises(SkillUsageError, match=r"agent|since|until|key"):
+        render_audit_report([], **options)  # type: ignore[arg-type]
+
+
+def test_lines_must_be_an_iterable_of_lines() -> None:
+    with pytest.raises(SkillUsageError):
+        render_audit_report("a log")
+
+
+def test_an_empty_timeline_says_so() -> None:
+    _, page, _ = report([{"time": "t", "event": "approval_requested"}])
+    assert "No grant, approval, denial or refusal to draw." in page.all_text
+    assert "Denials (0)" in page.all_text
+
+
+def test_the_legend_names_every_kind() -> None:
+    _, page, _ = report(swarm_records(6))
+    for _, words in _KINDS:
+        assert words in page.all_text
+    assert "Selections" not in page.all_text
+
+
+def test_selections_have_their_table_once_logged() -> None:
+    _, page, _ = report(
+        [{"time": "t", "event": "skill_selected", "agent": "a", "skill": "s", "reason": "r"}]
+    )
+    assert "Selections (1)" in page.all_text
+
+
+def test_a_log_written_by_skillguard_reports_scope_and_approver(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    auditor = Auditor(AuditLog(path, key=KEY))
+    auditor.emit(
+        "approval_granted",
+        agent="lead",
+        skill="notes",
+        decision="allow",
+        approver="alice",
+        scope="pin",
+        digest="d" * 64,
+    )
+    auditor.emit("load_denied", agent="lead", skill="x", decision="deny", code="c", reason="r")
+    result, raw = render_audit_report(path.read_bytes().splitlines(keepends=True), key=KEY)
+    assert result.intact
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", raw[raw.index('id="approvals"') :])
+    assert cells[cells.index("approval_granted") + 1 :][:2] == ["alice", "pin"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=200), max_size=8))
+def test_any_lines_give_a_page_and_never_raise(lines: list[bytes]) -> None:
+    result, raw = render_audit_report([*forged_lines(swarm_records(3))[:2], *lines])
+    assert Page(raw).state() is not None
+    assert result.records >= 1
+
+
+# -- the command line -----------------------------------------------------------------
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(path: Path, lines: list[bytes]) -> str:
+    path.write_bytes(b"".join(lines))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("log_key", "key", "code", "line", "state"),
+    [
+        (None, None, 0, "intact: 7 records", "intact-unkeyed"),
+        (KEY, KEY, 0, "intact: 7 records", "intact-keyed"),
+        (KEY, None, 3, "keyed: needs its key (--key-file)", "needs-key"),
+        (KEY, b"other", 4, "wrong key: the log was keyed with another key", "wrong-key"),
+    ],
+)
+def test_audit_report_writes_the_page_and_exits_as_verify_does(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    log_key: bytes | None,
+    key: bytes | None,
+    code: int,
+    line: str,
+    state: str,
+) -> None:
+    log = write(tmp_path / "audit.jsonl", forged_lines(swarm_records(6), key=log_key))
+    extra: list[str] = []
+    if key is not None:
+        (tmp_path / "key").write_bytes(key + b"\n")
+        extra = ["--key-file", str(tmp_path / "key")]
+    output = tmp_path / "report.html"
+    result = run(capsys, "audit", "report", log, "--output", str(output), *extra)
+    assert result == (code, f"{line}; report written to {output}\n", "")
+    assert Page(output.read_text()).state() == state
+    assert output.stat().st_mode & 0o777 == 0o600  # the log's content, for its owner
+    assert run(capsys, "audit", "verify", log, *extra)[0] == code
+
+
+def test_audit_report_of_a_tampered_log(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    lines = forged_lines(swarm_records(6))
+    log = write(tmp_path / "audit.jsonl", lines[:3] + lines[4:])
+    output = tmp_path / "report.html"
+    code, out, _ = run(
+        capsys, "audit", "report", log, "--output", str(output), "--agent", "plain agent 0"
+    )
+    assert code == 1
+    assert out.startswith("tampered: line 4: inserted, reordered or a record before it deleted;")
+    assert Page(output.read_text()).state() == "tampered"
+
+
+def test_audit_report_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = write(tmp_path / "audit.jsonl", forged_lines(swarm_records(6)))
+    output = tmp_path / "report.html"
+    code, _, _ = run(
+        capsys,
+        "audit",
+        "report",
+        log,
+        "--output",
+        str(output),
+        "--since",
+        "2026-01-01T00:00:02Z",
+        "--until",
+        "2026-01-01T00:00:04Z",
+        "--expect-records",
+        "7",
+        "--expect-log-id",
+        LOG_ID,
+    )
+    assert code == 0
+    assert "2 records shown" in Page(output.read_text()).all_text
+
+
+def test_t98_audit_report_never_writes_over_the_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = write(tmp_path / "audit.jsonl", forged_lines(swarm_records(2)))
+    before = (tmp_path / "audit.jsonl").read_bytes()
+    assert run(capsys, "audit", "report", log) == (
+        2,
+        "",
+        "skillguard: audit report needs --output FILE\n",
+    )
+    (tmp_path / "link").symlink_to("audit.jsonl")
+    for same in (log, str(tmp_path / "link")):
+        assert run(capsys, "audit", "report", log, "--output", same) == (
+            2,
+            "",
+            "skillguard: --output must not be the audit log itself\n",
+        )
+    assert (tmp_path / "audit.jsonl").read_bytes() == before
+
+
+def test_audit_report_read_and_write_failures(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = write(tmp_path / "audit.jsonl", forged_lines(swarm_records(2)))
+    output = str(tmp_path / "report.html")
+    assert run(capsys, "audit", "report", str(tmp_path), "--output", output) == (
+        1,
+        "",
+        "skillguard: the audit log cannot be read (a regular file is needed)\n",
+    )
+    missing = str(tmp_path / "no" / "report.html")
+    assert run(capsys, "audit", "report", log, "--output", missing) == (
+        1,
+        "",
+        "skillguard: the report cannot be written to --output\n",
+    )
+    code, _, err = run(capsys, "audit", "report", log, "--output", output, "--until", "later")
+    assert (code, err) == (2, "skillguard: [usage/bad_argument] until is not an ISO 8601 time\n")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=()), max_size=40))
+def test_t95_any_text_in_any_field_creates_no_element(text: str) -> None:
+    """Whatever a forged log holds (lone surrogates, controls, markup, bidi), its page
+    has the elements and attributes of a plain log's page, and encodes as UTF-8."""
+    result, raw = render_audit_report(forged_lines(swarm_records(12, text=text)))
+    assert result.intact
+    raw.encode("utf-8")  # what the command line writes
+    assert find_hidden(raw) is None
+    assert Page(raw).tags == report(swarm_records(12, text="plain"))[1].tags
