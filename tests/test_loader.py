@@ -444,7 +444,7 @@ def test_t26_a_prepared_embedded_load_serves_the_embedded_skill(world: dict[str,
 
 @pytest.mark.parametrize("approved", ["no", 1, 0.5, None])
 def test_t26_a_decision_must_be_a_real_bool(approved: object) -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(SkillUsageError):
         Decision(approved=approved, by="x")  # type: ignore[arg-type]
 
 

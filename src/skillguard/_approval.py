@@ -29,7 +29,7 @@ import time
 import unicodedata
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Iterator
-from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias, TypeVar
 
 import attrs
 
@@ -127,19 +127,32 @@ class ApprovalRequest:
     full_text: str = ""
 
 
+_T = TypeVar("_T")
+
+
+def _decision_field(instance: object, attribute: attrs.Attribute[_T], value: _T) -> None:
+    # The same typed error as every other bad argument, not attrs' TypeError/ValueError;
+    # the scope is compared only once it is known to be a str (a caller's __eq__ may raise).
+    del instance
+    expected = {"approved": bool, "by": str, "scope": str}[attribute.name]
+    if not isinstance(value, expected) or (
+        attribute.name == "scope" and value not in ("once", "pin")
+    ):
+        raise SkillUsageError("bad_argument", f"Decision.{attribute.name} is not valid")
+
+
 @attrs.frozen
 class Decision:
     """An approver's answer. ``scope="pin"`` asks a ``TrustStore`` to remember it.
 
     ``approved`` must be a real ``bool``: ``"no"`` or ``1`` is refused at construction
-    rather than read as a truthy approval.
+    (``SkillUsageError``) rather than read as a truthy approval; ``by`` is a str and
+    ``scope`` is ``"once"`` or ``"pin"``.
     """
 
-    approved: bool = attrs.field(validator=attrs.validators.instance_of(bool))
-    by: str = attrs.field(validator=attrs.validators.instance_of(str))
-    scope: Literal["once", "pin"] = attrs.field(
-        default="once", validator=attrs.validators.in_(("once", "pin"))
-    )
+    approved: bool = attrs.field(validator=_decision_field)
+    by: str = attrs.field(validator=_decision_field)
+    scope: Literal["once", "pin"] = attrs.field(default="once", validator=_decision_field)
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Decision]

@@ -24,6 +24,7 @@ Rules (threat-model.md T10, T15-T21):
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 import attrs
@@ -37,13 +38,14 @@ from ._fs import (
     display_path,
     join_relative,
     open_trusted_target,
+    operator_path,
     split_name,
 )
 from ._limits import DEFAULT_LIMITS, Limits
 from ._parse import parse_skill
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterator, Sequence
     from types import TracebackType
 
     from ._model import Profile, Skill, SkillWarning
@@ -128,11 +130,15 @@ def default_roots(
         raise SkillUsageError("bad_argument", "project must be a path")
     if home is not None and not isinstance(home, (str, os.PathLike)):
         raise SkillUsageError("bad_argument", "home must be a path")
+    if environ is not None and not isinstance(environ, Mapping):
+        raise SkillUsageError("bad_argument", "environ must be a mapping")
     env = os.environ if environ is None else environ
-    base = os.fspath(project) if project is not None else "."
+    base = operator_path(project, "project") if project is not None else "."
     roots = [RootPath(base, relative) for relative in PROJECT_ROOTS]
-    user_home = os.path.expanduser(os.fspath(home) if home is not None else "~")
+    user_home = os.path.expanduser(operator_path(home, "home") if home is not None else "~")
     override = env.get(USER_ROOTS_ENV)
+    if override is not None and not isinstance(override, str):
+        raise SkillUsageError("bad_argument", f"environ[{USER_ROOTS_ENV!r}] must be a str")
     if override is not None:
         roots.extend(
             RootPath(_expand_home(folder, user_home))
@@ -404,7 +410,14 @@ class SkillRoots:
         if not isinstance(self.limits, Limits):
             raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
         self.profile: Profile = profile
-        self.trusted = tuple(os.fspath(target) for target in trusted_link_targets)
+        self.trusted = tuple(
+            operator_path(target, "a trusted link target") for target in trusted_link_targets
+        )
+        # Every root is checked before any is opened, so a bad one cannot leave the
+        # earlier ones open behind the error.
+        for root in roots:
+            if not isinstance(root, RootPath):
+                operator_path(root, "a root")
         self.roots: list[tuple[str, SafeRoot | None, SkillError | None]] = []
         self._linked: list[SafeRoot] = []
         # name -> (the SafeRoot holding the skill folder, location in it)
@@ -416,7 +429,7 @@ class SkillRoots:
             "resolver": resolver,
         }
         for root in roots:
-            path = root.path if isinstance(root, RootPath) else os.fspath(root)
+            path = root.path if isinstance(root, RootPath) else operator_path(root, "a root")
             try:
                 opened = self._open_root(root)
             except SkillUsageError:

@@ -53,6 +53,17 @@ def safe_repr(untrusted: str, *, limit: int = _MAX_REPR_CHARS) -> str:
     return escaped
 
 
+def _valid_fields(
+    code: object, reason: object, name: object, agent: object, line: object, key: object
+) -> bool:
+    return (
+        isinstance(code, str)
+        and isinstance(reason, str)
+        and all(value is None or isinstance(value, str) for value in (name, agent, key))
+        and (line is None or (isinstance(line, int) and not isinstance(line, bool)))
+    )
+
+
 class SkillError(Exception):
     """Root of every error skillguard reports.
 
@@ -74,6 +85,14 @@ class SkillError(Exception):
         key: str | None = None,
         column: int | None = None,
     ) -> None:
+        # An error built from bad fields would itself fail to render (or render a
+        # caller's object): refuse them with a usage error whose fields are constants.
+        if not _valid_fields(code, reason, name, agent, line, key):
+            raise SkillUsageError(
+                "bad_argument",
+                "an error's code and reason are str, name, agent and key str or None, "
+                "line an int or None",
+            )
         self.code = code
         self.reason = reason
         self.name = name

@@ -357,13 +357,11 @@ class SafeRoot:
                 "this platform lacks O_NOFOLLOW and dir_fd support; skillguard will not "
                 "fall back to path checks",
             )
-        if resolver not in ("auto", "openat2", "walk"):
+        if not isinstance(resolver, str) or resolver not in ("auto", "openat2", "walk"):
             raise SkillUsageError("bad_argument", "resolver must be 'auto', 'openat2' or 'walk'")
         if resolver == "openat2" and not _OPENAT2:
             raise SkillUsageError("unsupported_platform", "openat2(2) is not available here")
-        if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
-            raise SkillUsageError("bad_argument", "the root must be a str or os.PathLike path")
-        self.path = os.fspath(path)
+        self.path = operator_path(path, "the root")
         self.allow_hardlinks = allow_hardlinks
         self.allow_cross_device = allow_cross_device
         self.resolver: Literal["openat2", "walk"] = (
@@ -903,15 +901,26 @@ _LOG_FLAGS = (
 def operator_path(path: object, what: str) -> str:
     """A path the operator named (a ``str`` or a path-like object), as a ``str``.
 
-    Raises ``SkillUsageError`` for anything else, an empty path or a NUL in it (which
-    ``open`` would refuse with a ``ValueError``).
+    Raises ``SkillUsageError`` for anything else, an empty path, a NUL in it (which
+    ``open`` would refuse with a ``ValueError``) or a character the file system cannot
+    encode (a lone surrogate, which ``open`` would refuse with a ``UnicodeEncodeError``).
     """
     if isinstance(path, os.PathLike):
-        path = os.fspath(path)
+        # A caller's __fspath__ is foreign code: whatever it raises is a bad argument.
+        try:
+            path = os.fspath(path)
+        except Exception as exc:
+            raise SkillUsageError(
+                "bad_argument", f"{what} could not be turned into a path"
+            ) from exc
     if not isinstance(path, str):
         raise SkillUsageError("bad_argument", f"{what} must be a str or a path-like object")
     if not path or "\x00" in path:
         raise SkillUsageError("bad_argument", f"{what} must not be empty or hold a NUL")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        raise SkillUsageError("bad_argument", f"{what} holds a character no path can") from exc
     return path
 
 

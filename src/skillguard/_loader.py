@@ -41,6 +41,7 @@ import inspect
 import math
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -81,7 +82,7 @@ from ._tools import narrow
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from importlib.abc import Traversable
     from types import TracebackType
 
@@ -142,11 +143,22 @@ class EmbeddedSkills:
         *,
         origin: str = "embedded",
     ) -> None:
-        if not hasattr(skills, "items") or not all(
+        if not isinstance(skills, Mapping) or not all(
             isinstance(name, str) and isinstance(skill, Skill) for name, skill in skills.items()
         ):
             raise SkillUsageError("bad_argument", "skills must map names to parsed Skills")
-        if resources is not None and not hasattr(resources, "items"):
+        if resources is not None and not (
+            isinstance(resources, Mapping)
+            and all(
+                isinstance(name, str) and isinstance(files, Mapping)
+                for name, files in resources.items()
+            )
+            and all(
+                isinstance(path, str) and isinstance(data, bytes)
+                for files in resources.values()
+                for path, data in files.items()
+            )
+        ):
             raise SkillUsageError("bad_argument", "resources must map names to their files")
         if not isinstance(origin, str):
             raise SkillUsageError("bad_argument", "origin must be a str")
@@ -208,6 +220,10 @@ class EmbeddedSkills:
         return self._skills.get(name) if isinstance(name, str) else None
 
     def resources(self, name: str) -> tuple[str, ...]:
+        """The resource paths of the embedded skill *name* (none for an unknown one).
+        Raises ``SkillUsageError`` for a name that is not a str."""
+        if not isinstance(name, str):
+            raise SkillUsageError("bad_argument", "a skill name must be a str")
         return tuple(sorted(self._resources.get(name, {})))
 
     def read_resource(self, name: str, path: str) -> bytes:
@@ -470,7 +486,7 @@ class Loader:
             raise SkillUsageError("bad_argument", "audit must be an Auditor or an AuditLog")
         if limits is not None and not isinstance(limits, Limits):
             raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
-        if profile not in _PROFILES:
+        if not isinstance(profile, str) or profile not in _PROFILES:
             raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
         if trust_store is None and isinstance(approver, PinningApprover):
             trust_store = approver.store
@@ -625,10 +641,22 @@ class Loader:
         )
 
     def meta(self, source: Source, name: str) -> SkillMeta:
-        if source == "workspace":
-            return self._workspace_meta[name]
-        skill = self.embedded.get(name)
-        assert skill is not None  # located before
+        """The catalog entry of skill *name* in *source*, with no authorization check.
+
+        Raises ``SkillUsageError`` for a source other than ``"embedded"`` or
+        ``"workspace"`` or a name that is not a str, and ``SkillNotFoundError``
+        (``missing``) when that source has no such skill.
+        """
+        if not isinstance(source, str) or source not in ("embedded", "workspace"):
+            raise SkillUsageError("bad_argument", "source must be 'embedded' or 'workspace'")
+        if not isinstance(name, str):
+            raise SkillUsageError("bad_argument", "a skill name must be a str")
+        found = self._workspace_meta.get(name) if source == "workspace" else None
+        skill = self.embedded.get(name) if source == "embedded" else None
+        if found is not None:
+            return found
+        if skill is None:
+            raise SkillNotFoundError("missing", f"the {source} source has no such skill")
         return SkillMeta(
             skill.name,
             skill.description,
@@ -832,7 +860,11 @@ def _valid_decision(value: object) -> Decision | None:
 def _check_token(instance: AgentSkills, attribute: object, value: object) -> None:
     del attribute
     loader = instance._loader  # noqa: SLF001 - the handle's own field
-    if not isinstance(loader, Loader) or not loader._valid_token(instance.agent, value):  # noqa: SLF001
+    if (
+        not isinstance(loader, Loader)
+        or not isinstance(instance.agent, str)
+        or not loader._valid_token(instance.agent, value)  # noqa: SLF001
+    ):
         raise SkillUsageError("bad_argument", "an agent handle comes from Loader.bind(agent) only")
 
 

@@ -57,7 +57,8 @@ class FrozenMap(Mapping[str, YamlValue]):
         return self._data.items()
 
     def get(self, key: str, default: YamlValue | None = None) -> YamlValue | None:  # type: ignore[override]
-        return self._data.get(key, default)
+        # Keys are always str; any other key (even an unhashable one) is simply absent.
+        return self._data.get(key, default) if isinstance(key, str) else default
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FrozenMap):

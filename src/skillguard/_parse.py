@@ -91,8 +91,10 @@ _BOOLEANS: Final = {
 }
 
 
-def is_valid_name(candidate: str) -> bool:
+def is_valid_name(candidate: object) -> bool:
     """Whether *candidate* is a skill identifier: a 1-64 character ASCII slug."""
+    if not isinstance(candidate, str):
+        return False
     return len(candidate) <= NAME_MAX and _NAME_RE.fullmatch(candidate) is not None
 
 
@@ -136,7 +138,7 @@ def parse_skill_with(
         limits = DEFAULT_LIMITS
     elif not isinstance(limits, Limits):
         raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
-    if profile not in _PROFILES:
+    if not isinstance(profile, str) or profile not in _PROFILES:
         raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
 
     if len(raw) > limits.max_skill_bytes:

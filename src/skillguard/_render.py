@@ -16,6 +16,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from ._errors import SkillUsageError
 from ._text import reveal
 
 if TYPE_CHECKING:
@@ -36,8 +37,20 @@ def xml_text(value: str) -> str:
 CatalogEntry = tuple[str, str, str, str]
 
 
+def _check_entries(entries: object) -> None:
+    if not isinstance(entries, (list, tuple)) or not all(
+        isinstance(entry, tuple) and len(entry) == 4 and all(isinstance(s, str) for s in entry)
+        for entry in entries
+    ):
+        raise SkillUsageError(
+            "bad_argument", "entries must be (name, description, location, source) str tuples"
+        )
+
+
 def catalog_xml(entries: Sequence[CatalogEntry]) -> str:
-    """``<available_skills>`` per the Agent Skills client guide; ``""`` when empty."""
+    """``<available_skills>`` per the Agent Skills client guide; ``""`` when empty.
+    Raises ``SkillUsageError`` for entries that are not tuples of four str."""
+    _check_entries(entries)
     if not entries:
         return ""
     lines = ["<available_skills>"]
@@ -56,7 +69,9 @@ def catalog_xml(entries: Sequence[CatalogEntry]) -> str:
 
 
 def catalog_json(entries: Sequence[CatalogEntry]) -> str:
-    """The same catalog as a JSON list (ASCII only)."""
+    """The same catalog as a JSON list (ASCII only). Raises ``SkillUsageError`` for
+    entries that are not tuples of four str."""
+    _check_entries(entries)
     return json.dumps(
         [
             {
@@ -74,7 +89,14 @@ def catalog_json(entries: Sequence[CatalogEntry]) -> str:
 
 def activation_text(name: str, body: str, resources: Sequence[str]) -> str:
     """The activation wrapper: ``<skill_content name="...">`` with the body and a
-    ``<skill_resources>`` list, every part escaped."""
+    ``<skill_resources>`` list, every part escaped. Raises ``SkillUsageError`` when
+    *name* or *body* is not a str or *resources* is not a list or tuple of str."""
+    if not isinstance(name, str) or not isinstance(body, str):
+        raise SkillUsageError("bad_argument", "name and body must be str")
+    if not isinstance(resources, (list, tuple)) or not all(
+        isinstance(path, str) for path in resources
+    ):
+        raise SkillUsageError("bad_argument", "resources must be a list of str paths")
     lines = [f'<skill_content name="{xml_text(name)}">', xml_text(body).rstrip("\n")]
     if resources:
         lines.append("<skill_resources>")

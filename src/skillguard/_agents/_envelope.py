@@ -48,7 +48,10 @@ _UNREADABLE_MALFORMED: Final = frozenset({"too_large", "bad_encoding"})
 
 
 def agent_error_code(error: SkillError) -> str:
-    """The seed's error code for a library error (one code for each error)."""
+    """The seed's error code for a library error (one code for each error). Raises
+    ``SkillUsageError`` when *error* is not a ``SkillError``."""
+    if not isinstance(error, SkillError):
+        raise SkillUsageError("bad_argument", "error must be a skillguard.SkillError")
     if isinstance(error, SkillUsageError):
         return MISSING_ARGUMENT
     if error.code == "agent_not_found":
