@@ -54,6 +54,7 @@ from ._model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._parse import is_valid_name, parse_skill
 from ._policy import AgentGrant, AllowPolicy, PolicyError
 from ._render import activation_text, catalog_json, catalog_xml
+from ._select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
 
 __version__ = "0.1.0"
 
@@ -88,6 +89,9 @@ __all__ = [
     "Resources",
     "RootPath",
     "SafeRoot",
+    "SelectedSkill",
+    "Selection",
+    "SelectionRegistry",
     "Shadowed",
     "Skill",
     "SkillContainmentError",
@@ -100,6 +104,7 @@ __all__ = [
     "SkillWarning",
     "Skipped",
     "SkippedEntry",
+    "SkippedSkill",
     "Step",
     "ToolDescriptor",
     "TrustStore",

@@ -73,6 +73,16 @@ from ._limits import DEFAULT_LIMITS, Limits
 from ._model import Skill
 from ._parse import parse_skill
 from ._render import activation_text, catalog_json, catalog_xml
+from ._select import (
+    Match,
+    SelectedSkill,
+    Selection,
+    SelectionIndex,
+    SelectionRegistry,
+    SkippedSkill,
+    render_bounded,
+    task_digest,
+)
 from ._snapshot import Snapshot, read_verified, take_snapshot
 from ._tools import narrow
 
@@ -421,7 +431,8 @@ class Loader:
     is up to 1,024 characters of text from whoever wrote the workspace, in the system
     prompt, before any human looked at it; leave it off unless the workspace is yours.
     *approval_timeout* (seconds, default 300; ``None`` waits forever) bounds how long
-    ``aload`` waits for an async approver.
+    ``aload`` waits for an async approver. *registry* is the operator's
+    ``SelectionRegistry`` for ``select`` (it never grants anything).
 
     Raises ``SkillUsageError`` for a bad argument. Close it (or use it as a context
     manager) to release the workspace roots' descriptors.
@@ -442,6 +453,7 @@ class Loader:
         trust_store: TrustStore | None = None,
         show_unapproved_descriptions: bool = False,
         approval_timeout: float | None = 300.0,
+        registry: SelectionRegistry | None = None,
     ) -> None:
         from ._policy import AllowPolicy  # noqa: PLC0415 - avoids an import cycle
 
@@ -463,6 +475,9 @@ class Loader:
             raise SkillUsageError("bad_argument", "trust_store must be a skillguard.TrustStore")
         if not isinstance(show_unapproved_descriptions, bool):
             raise SkillUsageError("bad_argument", "show_unapproved_descriptions must be a bool")
+        if registry is not None and not isinstance(registry, SelectionRegistry):
+            raise SkillUsageError("bad_argument", "registry must be a SelectionRegistry")
+        self.registry = registry
         self.policy = policy
         self.embedded = embedded or EmbeddedSkills({})
         self.approver = approver
@@ -495,6 +510,9 @@ class Loader:
         self._inflight: dict[tuple[int, str, str, str], _Flight] = {}
         self._catalog_seen: dict[str, str] = {}
         self._bind_tokens: dict[str, object] = {}
+        # agent -> (the candidates an index was built for, the index): rebuilt only
+        # when what the agent may select changes.
+        self._indexes: dict[str, tuple[object, SelectionIndex]] = {}
         if self.workspace is not None:
             self._discover_workspace(self.workspace)
         self._frozen = True
@@ -794,6 +812,233 @@ class AgentSkills:
 
     def catalog_json(self) -> str:
         return catalog_json([(m.name, m.description, _location(m), s) for m, s in self._catalog()])
+
+    # Selection (seed 003) -----------------------------------------------------------
+
+    def select(
+        self,
+        task: str,
+        *,
+        context: str | Sequence[str] | None = None,
+        max_skills: int = 3,
+        per_skill_bytes: int = 8000,
+        total_bytes: int = 32000,
+    ) -> Selection:
+        """The skills this agent needs for *task*, loaded and rendered, within the byte
+        caps (``_select``'s rules). Only skills the agent may load and a model may invoke
+        are candidates; a workspace skill is served only from a snapshot approved for
+        this agent or pinned in the trust store (the approver is asked for a pinned one),
+        and otherwise skipped with a reason; use ``aselect`` to await the approver.
+        Records ``skills_selected`` with the task's sha256, never its text. Raises
+        ``SkillUsageError`` for a bad argument and ``AuditError``."""
+        return self._select(task, context, max_skills, per_skill_bytes, total_bytes, None)
+
+    async def aselect(
+        self,
+        task: str,
+        *,
+        context: str | Sequence[str] | None = None,
+        max_skills: int = 3,
+        per_skill_bytes: int = 8000,
+        total_bytes: int = 32000,
+        timeout: float | None = None,
+    ) -> Selection:
+        """``select`` for asyncio swarms: a matching workspace skill not approved yet is
+        put to the approver (``aload``) and selected only if approved."""
+        args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
+        ranked, skipped, warnings = self._ranked(args[0], args[1])
+        # Asked in rank order until max_skills are served: a human is not asked about a
+        # skill that would not be used.
+        loaded: dict[str, LoadedSkill | SkillError] = {}
+        served = 0
+        for match in ranked:
+            if served == args[2]:
+                break
+            result: LoadedSkill | SkillError | None = self._approved_for_selection(match.name)
+            if result is None:
+                try:
+                    result = await self._aload(match.name, timeout=timeout, by_user=False)
+                except SkillError as exc:
+                    result = exc
+            loaded[match.name] = result
+            served += isinstance(result, LoadedSkill)
+        return self._compose(args, ranked, skipped, warnings, loaded)
+
+    def _select(
+        self,
+        task: object,
+        context: object,
+        max_skills: object,
+        per_skill_bytes: object,
+        total_bytes: object,
+        loaded: dict[str, LoadedSkill | SkillError] | None,
+    ) -> Selection:
+        args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
+        ranked, skipped, warnings = self._ranked(args[0], args[1])
+        return self._compose(args, ranked, skipped, warnings, loaded)
+
+    def _ranked(
+        self, task: str, context: str
+    ) -> tuple[list[Match], list[SkippedSkill], tuple[str, ...]]:
+        """The candidates that match, best first; rule 1 of the module docstring: only
+        what the agent may load and a model may invoke."""
+        loader = self._loader
+        candidates = []
+        for meta, source in self._candidates():
+            candidates.append((meta.name, meta.description, source, meta.sha256))
+        key = tuple(candidates)
+        registry = loader.registry.keywords if loader.registry is not None else {}
+        with loader._lock:  # noqa: SLF001
+            cached = loader._indexes.get(self.agent)  # noqa: SLF001
+        if cached is not None and cached[0] == key:
+            index = cached[1]
+        else:
+            index = SelectionIndex(((name, text) for name, text, _, _ in candidates), registry)
+            with loader._lock:  # noqa: SLF001
+                loader._indexes[self.agent] = (key, index)  # noqa: SLF001
+        names = {name for name, _, _, _ in candidates}
+        warnings = tuple(
+            f"the registry names {name!r}, which this agent cannot select: ignored"
+            for name in sorted(set(registry) - names)
+        )
+        return index.rank(task, context), [], warnings
+
+    def _candidates(self) -> list[tuple[SkillMeta, Source]]:
+        """Every skill the agent may load and a model may invoke, with its full
+        metadata: an unapproved workspace skill's description ranks it, and never
+        reaches the prompt (only an approved snapshot's body does)."""
+        loader = self._loader
+        grant = loader.policy.grant(self.agent)
+        out = []
+        for name in sorted(grant.skills if grant is not None else ()):
+            try:
+                source = loader._source_of(self.agent, name)  # noqa: SLF001
+            except SkillError:
+                continue
+            meta = loader.meta(source, name)
+            if not meta.disable_model_invocation:
+                out.append((meta, source))
+        return out
+
+    def _approved_for_selection(self, name: str) -> LoadedSkill | None:
+        """The snapshot of workspace skill *name* approved for this agent, while the
+        discovered SKILL.md is still the approved one."""
+        loader = self._loader
+        if loader.embedded.get(name) is not None or name not in loader._workspace_meta:  # noqa: SLF001
+            return None
+        served = loader._approved_snapshot(self.agent, name)  # noqa: SLF001
+        if served is None or served.snapshot.skill.sha256 != loader.meta("workspace", name).sha256:
+            return None
+        return LoadedSkill(self.agent, served.snapshot.skill, "workspace", loader, served)
+
+    def _served_for_selection(self, name: str) -> LoadedSkill | SkillError:
+        """A skill's body for a synchronous selection, through the same gates as
+        ``load``: embedded skills load; a workspace skill only from a snapshot approved
+        for this agent, or through the approver when the trust store pins it."""
+        loader = self._loader
+        approved = self._approved_for_selection(name)
+        if approved is not None:
+            return approved
+        try:
+            source = loader._source_of(self.agent, name)  # noqa: SLF001
+            if source == "workspace":
+                meta = loader.meta(source, name)
+                store = loader.trust_store
+                pin = store.pinned(name, _folder(meta)) if store is not None else None
+                if pin is None or pin.skill_sha256 != meta.sha256:
+                    return ApprovalRequiredError(
+                        "not_approved",
+                        "a workspace skill nobody approved or pinned: use aselect",
+                        name=name,
+                        agent=self.agent,
+                    )
+            return self.load(name)
+        except SkillError as exc:
+            return exc
+
+    def _compose(
+        self,
+        args: tuple[str, str, int, int, int],
+        ranked: list[Match],
+        skipped: list[SkippedSkill],
+        warnings: tuple[str, ...],
+        loaded: dict[str, LoadedSkill | SkillError] | None,
+    ) -> Selection:
+        task, _, max_skills, per_skill_bytes, total_bytes = args
+        items: list[SelectedSkill] = []
+        blocks: list[str] = []
+        used = 0
+        for match in ranked:
+            if len(items) == max_skills:
+                skipped.append(
+                    SkippedSkill(match.name, "max_skills", f"{max_skills} skills already selected")
+                )
+                continue
+            if loaded is not None and match.name not in loaded:
+                skipped.append(
+                    SkippedSkill(match.name, "max_skills", "ranked too low to be asked for")
+                )
+                continue
+            served = (
+                loaded[match.name] if loaded is not None else self._served_for_selection(match.name)
+            )
+            if isinstance(served, SkillError):
+                skipped.append(SkippedSkill(match.name, served.code, served.reason))
+                continue
+            rendered = render_bounded(
+                served.name,
+                served.body,
+                served.resources(),
+                min(per_skill_bytes, total_bytes - used),
+            )
+            if rendered is None:
+                skipped.append(
+                    SkippedSkill(
+                        match.name, "over_total_bytes", "the skill no longer fits the byte caps"
+                    )
+                )
+                continue
+            block, cut = rendered
+            size = len(block.encode("utf-8"))
+            if cut and size < per_skill_bytes and total_bytes - used < per_skill_bytes:
+                # Cut because the total ran out, not by its own cap: a skill is not
+                # shrunk to make room; it is skipped, and says so.
+                skipped.append(
+                    SkippedSkill(
+                        match.name, "over_total_bytes", "the skill no longer fits total_bytes"
+                    )
+                )
+                continue
+            used += size
+            blocks.append(block)
+            items.append(
+                SelectedSkill(
+                    match.name,
+                    served.source,
+                    match.score,
+                    match.matched,
+                    size,
+                    cut,
+                    "registry" if match.tier else "description",
+                )
+            )
+        selection = Selection(
+            self.agent, task_digest(task), tuple(items), tuple(skipped), "".join(blocks), warnings
+        )
+        self._loader.auditor.emit(
+            "skills_selected",
+            agent=self.agent,
+            decision="allow" if items else "none",
+            skill=",".join(selection.names) or None,
+            size=selection.total_bytes,
+            sha256=selection.task_sha256,
+            reason="; ".join(
+                f"{item.name}: {item.bytes} bytes{', truncated' if item.truncated else ''}"
+                for item in items
+            )
+            or "nothing matched",
+        )
+        return selection
 
     # Tier 2 ------------------------------------------------------------------------
 
@@ -1166,6 +1411,29 @@ class AgentSkills:
             code=error.code,
             reason=reason or error.reason,
         )
+
+
+def _selection_args(
+    task: object, context: object, max_skills: object, per_skill: object, total: object
+) -> tuple[str, str, int, int, int]:
+    if not isinstance(task, str):
+        raise SkillUsageError("bad_argument", "task must be a str")
+    if context is None:
+        text = ""
+    elif isinstance(context, str):
+        text = context
+    elif isinstance(context, (list, tuple)) and all(isinstance(item, str) for item in context):
+        text = "\n".join(context)
+    else:
+        raise SkillUsageError("bad_argument", "context must be a str or a list of str")
+    for value, what in (
+        (max_skills, "max_skills"),
+        (per_skill, "per_skill_bytes"),
+        (total, "total_bytes"),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SkillUsageError("bad_argument", f"{what} must be a positive int")
+    return task, text, max_skills, per_skill, total  # type: ignore[return-value]
 
 
 def _location(meta: SkillMeta) -> str:
