@@ -62,6 +62,7 @@ PUBLIC = {
     "YamlValue",
     "__version__",
     "activation_text",
+    "aide_roots",
     "audit_summary",
     "catalog_json",
     "catalog_xml",

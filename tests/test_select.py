@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
@@ -28,9 +28,6 @@ from skillguard import (
     TrustStore,
 )
 from skillguard._select import CUT_MARKER, SelectionIndex, render_bounded, stem, terms
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 SEED_SKILLS = {
     "aide-arch-protocols": "Debug adapter protocol and language server protocol work: "
@@ -491,3 +488,106 @@ def test_the_index_is_reused_until_the_candidates_change(world: dict[str, Path])
     first = loader._indexes["planner"][1]
     planner.select("commit")
     assert loader._indexes["planner"][1] is first
+
+
+# -- the command -----------------------------------------------------------------------
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from skillguard._cli import main
+
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def files(world: dict[str, Path]) -> dict[str, str]:
+    tmp = world["tmp"]
+    policy = tmp / "policy.yaml"
+    policy.write_text(
+        "agents:\n  planner:\n    skills: [aide-arch-protocols, aide-release-engineering, "
+        "network-debugging, pdf-forms]\n    workspace: approve\n"
+    )
+    registry = tmp / "registry.yaml"
+    registry.write_bytes(REGISTRY)
+    project = tmp / "project"
+    write(project / ".agents" / "skills" / "pdf-forms", skill_text("pdf-forms", "PDF forms."))
+    write(project / "skills" / "packs" / "pdf-forms", skill_text("pdf-forms", "PDF forms."))
+    context = tmp / "context.txt"
+    context.write_text("main.py\n")
+    return {
+        "policy": str(policy),
+        "registry": str(registry),
+        "embedded": str(world["embedded"]),
+        "project": str(project),
+        "context": str(context),
+        "log": str(tmp / "audit.jsonl"),
+    }
+
+
+def test_select_command_json(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    base = ["select", "--policy", files["policy"], "--agent", "planner"]
+    base += ["--registry", files["registry"], "--embedded", files["embedded"]]
+    base += ["--project", files["project"], "--context-file", files["context"]]
+    code, out, _ = _cli(capsys, *base, "--format", "json", "debug and commit")
+    assert code == 0
+    data = json.loads(out)
+    assert [item["name"] for item in data["selected"]][:2] == [
+        "aide-arch-protocols",
+        "aide-release-engineering",
+    ]
+    assert data["task_sha256"] == hashlib.sha256(b"debug and commit").hexdigest()
+    assert data["total_bytes"] == len(data["text"].encode())
+    code, out, _ = _cli(capsys, *base, "--roots", "aide", "--max-skills", "1", "PDF form")
+    assert code == 0
+    assert "skipped pdf-forms: not_approved" in out
+    assert "nothing selected" in out
+    code, out, _ = _cli(capsys, *base, "--audit-log", files["log"], "set a breakpoint")
+    assert code == 0
+    assert out.startswith("selected aide-arch-protocols (embedded")
+    assert "skills_selected" in Path(files["log"]).read_text()
+
+
+def test_select_command_exit_codes(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str], tmp_path: Path
+) -> None:
+    base = ["select", "--policy", files["policy"], "--agent", "planner"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("skills:\n  x: {words: [a]}\n")
+    code, _, err = _cli(capsys, *base, "--registry", str(bad), "debug")
+    assert code == 2
+    assert "bad_registry" in err
+    code, _, err = _cli(capsys, *base, "--context-file", str(tmp_path), "debug")
+    assert code == 2
+    code, _, _ = _cli(capsys, *base, "--max-skills", "0", "debug")
+    assert code == 2
+    log = tmp_path / "log"
+    log.mkdir()
+    code, _, err = _cli(capsys, *base, "--audit-log", str(log), "debug")
+    assert code in (1, 2)
+    trust = tmp_path / "trust.json"
+    code, out, _ = _cli(capsys, *base, "--trust-store", str(trust), "nothing here at all")
+    assert code == 0
+    assert "nothing selected" in out
+
+
+def test_aide_roots_preset(tmp_path: Path) -> None:
+    from skillguard import aide_roots
+
+    roots = aide_roots(tmp_path, home=tmp_path / "home", environ={})
+    assert [root.relative for root in roots[:6]] == [
+        "skills/packs",
+        ".agents/skills",
+        ".github/skills",
+        ".claude/skills",
+        ".cursor/skills",
+        ".codex/skills",
+    ]
+    assert str(roots[-1].base).endswith("home/.agents/skills")
+    custom = aide_roots(home=tmp_path, environ={"AIDE_SKILLS_ROOT": "~/mine"})
+    assert str(custom[-1].base) == f"{tmp_path}/mine"
+    with pytest.raises(SkillUsageError):
+        aide_roots(3)  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        aide_roots(home=3)  # type: ignore[arg-type]

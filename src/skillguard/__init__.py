@@ -27,6 +27,7 @@ from ._discover import (
     SkillMeta,
     SkillRoots,
     SkippedEntry,
+    aide_roots,
     default_roots,
     discover,
 )
@@ -113,6 +114,7 @@ __all__ = [
     "YamlValue",
     "__version__",
     "activation_text",
+    "aide_roots",
     "audit_summary",
     "catalog_json",
     "catalog_xml",

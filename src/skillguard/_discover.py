@@ -61,6 +61,7 @@ __all__ = [
     "SkillMeta",
     "SkillRoots",
     "SkippedEntry",
+    "aide_roots",
     "default_roots",
     "discover",
     "find_skill_folders",
@@ -139,6 +140,46 @@ def default_roots(
             for folder in override.split(os.pathsep)
             if folder
         )
+    else:
+        roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
+    return roots
+
+
+# Seed 003's root list, in its precedence order; its user root is AIDE_SKILLS_ROOT.
+AIDE_PROJECT_ROOTS = (
+    "skills/packs",
+    ".agents/skills",
+    ".github/skills",
+    ".claude/skills",
+    ".cursor/skills",
+    ".codex/skills",
+)
+AIDE_USER_ROOT_ENV = "AIDE_SKILLS_ROOT"
+
+
+def aide_roots(
+    project: str | os.PathLike[str] | None = None,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[RootPath]:
+    """Seed 003's named preset of roots, in precedence order: ``skills/packs``,
+    ``.agents/skills``, ``.github/skills``, ``.claude/skills``, ``.cursor/skills`` and
+    ``.codex/skills`` under *project* (each opened beneath it, no symlink followed),
+    then the user root: the folder ``AIDE_SKILLS_ROOT`` names (one folder; a leading
+    ``~`` is the home folder), else ``~/.agents/skills``. Raises ``SkillUsageError``
+    for an argument that is not a path."""
+    if project is not None and not isinstance(project, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "project must be a path")
+    if home is not None and not isinstance(home, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "home must be a path")
+    env = os.environ if environ is None else environ
+    base = os.fspath(project) if project is not None else "."
+    roots = [RootPath(base, relative) for relative in AIDE_PROJECT_ROOTS]
+    user_home = os.path.expanduser(os.fspath(home) if home is not None else "~")
+    override = env.get(AIDE_USER_ROOT_ENV)
+    if override:
+        roots.append(RootPath(_expand_home(override, user_home)))
     else:
         roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
     return roots
