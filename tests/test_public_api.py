@@ -56,6 +56,7 @@ PUBLIC = {
     "SkippedEntry",
     "Step",
     "ToolDescriptor",
+    "ToolInfo",
     "TrustStore",
     "UnknownSkillError",
     "Verification",

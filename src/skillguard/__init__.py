@@ -56,6 +56,7 @@ from ._parse import is_valid_name, parse_skill
 from ._policy import AgentGrant, AllowPolicy, PolicyError
 from ._render import activation_text, catalog_json, catalog_xml
 from ._select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
+from ._tool import ToolInfo
 
 __version__ = "0.1.0"
 
@@ -108,6 +109,7 @@ __all__ = [
     "SkippedSkill",
     "Step",
     "ToolDescriptor",
+    "ToolInfo",
     "TrustStore",
     "UnknownSkillError",
     "Verification",

@@ -116,6 +116,8 @@ class ApprovalRequest:
     skipped: tuple[tuple[str, str, str], ...] = ()
     grants: tuple[tuple[str, str], ...] = ()
     total_size: int = 0
+    # The host's id of the tool call that asked (``prepare_call``), "" otherwise.
+    execution_id: str = ""
 
 
 @attrs.frozen
@@ -174,7 +176,9 @@ def _steering(snapshot: Snapshot) -> tuple[tuple[str, str], ...]:
     return tuple((reveal(key)[:128], _shown(text, 512)) for key, text in fields)
 
 
-def make_request(agent: str, snapshot: Snapshot, source: str, path: str) -> ApprovalRequest:
+def make_request(
+    agent: str, snapshot: Snapshot, source: str, path: str, *, execution_id: str = ""
+) -> ApprovalRequest:
     """A request for *snapshot* (its manifest digest binds the approval)."""
     skill = snapshot.skill
     manifest = snapshot.manifest
@@ -195,6 +199,7 @@ def make_request(agent: str, snapshot: Snapshot, source: str, path: str) -> Appr
         skipped=tuple(_skipped(item) for item in manifest.skipped),
         grants=_steering(snapshot),
         total_size=manifest.total_bytes,
+        execution_id=execution_id,
     )
 
 

@@ -84,10 +84,13 @@ from ._select import (
     task_digest,
 )
 from ._snapshot import Snapshot, read_verified, take_snapshot
+from ._tool import ToolInfo, requested_name
+from ._tool import execution_id as tool_execution_id
 from ._tools import narrow
 
 if TYPE_CHECKING:
     import os
+    import uuid
     from collections.abc import Mapping, Sequence
     from importlib.abc import Traversable
     from types import TracebackType
@@ -289,6 +292,8 @@ class PreparedLoad:
     origin: str
     path: str
     request: ApprovalRequest | None = None
+    # The host's id of the tool call this load answers (``prepare_call``).
+    execution_id: str | None = None
 
     @property
     def name(self) -> str:
@@ -813,6 +818,41 @@ class AgentSkills:
     def catalog_json(self) -> str:
         return catalog_json([(m.name, m.description, _location(m), s) for m, s in self._catalog()])
 
+    # The ready skill tool (seed 004) ---------------------------------------------
+
+    def tool_info(self) -> ToolInfo:
+        """The ``skill`` tool a model is given: its description embeds this agent's
+        catalog, escaped; ``as_openai()``, ``as_anthropic()`` and ``as_mcp()`` give
+        the hosts' exact shapes."""
+        return ToolInfo.for_catalog(self.catalog_xml())
+
+    def invoke(self, args_json: str | bytes) -> str:
+        """Run one model call of the tool: the activation text of the skill named in
+        *args_json*. Raises ``MalformedSkillError`` (``bad_arguments``),
+        ``SkillContainmentError`` (``bad_name``, before authorization), and what
+        ``load`` raises."""
+        return self.load(self._tool_name(args_json)).activation()
+
+    async def ainvoke(self, args_json: str | bytes, *, timeout: float | None = None) -> str:
+        """``invoke`` for asyncio swarms (``aload``)."""
+        name = self._tool_name(args_json)
+        return (await self.aload(name, timeout=timeout)).activation()
+
+    def prepare_call(self, execution_id: str | uuid.UUID, args_json: str | bytes) -> PreparedLoad:
+        """``prepare`` for one model call of the tool, identified by the host's
+        *execution_id*, which travels in the ``ApprovalRequest`` and in the call's
+        audit records. Pass the result to ``load`` or ``aload``. Raises what
+        ``invoke`` raises, and ``SkillUsageError`` for a bad *execution_id*."""
+        execution = tool_execution_id(execution_id)
+        return self._prepare(self._tool_name(args_json), by_user=False, execution=execution)
+
+    def _tool_name(self, args_json: object) -> str:
+        try:
+            return requested_name(args_json)
+        except (MalformedSkillError, SkillContainmentError) as exc:
+            self._deny("load_denied", None, exc)
+            raise
+
     # Selection (seed 003) -----------------------------------------------------------
 
     def select(
@@ -1049,6 +1089,9 @@ class AgentSkills:
         only then does a ``disable-model-invocation`` skill load. Raises
         ``UnknownSkillError``, the parser and containment errors, and ``AuditError``.
         """
+        return self._prepare(name, by_user=by_user, execution=None)
+
+    def _prepare(self, name: str, *, by_user: bool, execution: str | None) -> PreparedLoad:
         loader = self._loader
         try:
             source = loader._source_of(self.agent, name)  # noqa: SLF001
@@ -1056,7 +1099,9 @@ class AgentSkills:
                 skill = loader.embedded.get(name)
                 assert skill is not None
                 self._check_invocation(skill, by_user=by_user)
-                return PreparedLoad(self.agent, skill, source, loader.embedded.origin, name)
+                return PreparedLoad(
+                    self.agent, skill, source, loader.embedded.origin, name, None, execution
+                )
             meta = loader.meta(source, name)
             served = loader._snapshot(meta)  # noqa: SLF001
             self._check_invocation(served.snapshot.skill, by_user=by_user)
@@ -1064,7 +1109,9 @@ class AgentSkills:
             self._deny("load_denied", name, exc)
             raise
         snapshot = served.snapshot
-        request = make_request(self.agent, snapshot, meta.root, meta.location)
+        request = make_request(
+            self.agent, snapshot, meta.root, meta.location, execution_id=execution or ""
+        )
         loader.auditor.emit(
             "approval_requested",
             agent=self.agent,
@@ -1075,9 +1122,10 @@ class AgentSkills:
             sha256=snapshot.skill.sha256,
             digest=snapshot.digest,
             request_id=request.request_id,
+            execution_id=execution,
         )
         prepared = PreparedLoad(
-            self.agent, snapshot.skill, source, meta.root, meta.location, request
+            self.agent, snapshot.skill, source, meta.root, meta.location, request, execution
         )
         loader._issue(  # noqa: SLF001
             _Issued(prepared, request, served, by_user, snapshot.memory_cost())
@@ -1238,6 +1286,7 @@ class AgentSkills:
             sha256=request.sha256,
             digest=request.digest,
             request_id=request.request_id,
+            execution_id=request.execution_id or None,
             **fields,
         )
 
@@ -1314,7 +1363,7 @@ class AgentSkills:
             skill = self._loader.embedded.get(name)
             assert skill is not None
             self._check_invocation(skill, by_user=by_user)
-            return self._grant_embedded(skill)
+            return self._grant_embedded(skill, getattr(prepared, "execution_id", None))
         issued = self._loader._redeem(self.agent, prepared)  # noqa: SLF001
         if issued is None or issued.request.skill != name or issued.by_user != by_user:
             error = ApprovalDeniedError(
@@ -1368,11 +1417,12 @@ class AgentSkills:
             digest=served.snapshot.digest,
             approver=decision.by,
             request_id=request.request_id,
+            execution_id=request.execution_id or None,
         )
         self._loader._remember(self.agent, served)  # noqa: SLF001
         return LoadedSkill(self.agent, skill, "workspace", self._loader, served)
 
-    def _grant_embedded(self, skill: Skill) -> LoadedSkill:
+    def _grant_embedded(self, skill: Skill, execution: object = None) -> LoadedSkill:
         if skill.name in self._loader._workspace_meta:  # noqa: SLF001
             self._loader.auditor.emit(
                 "shadowing_refused",
@@ -1393,6 +1443,7 @@ class AgentSkills:
             size=skill.size,
             sha256=skill.sha256,
             approver="embedded",
+            execution_id=execution if isinstance(execution, str) else None,
         )
         return LoadedSkill(self.agent, skill, "embedded", self._loader)
 

@@ -128,6 +128,27 @@ def parse_skill_with(
     backend: Backend | None,
 ) -> Skill:
     """``parse_skill`` with an explicit YAML backend (for the differential tests)."""
+    try:
+        return _parse(
+            raw, expected_name=expected_name, limits=limits, profile=profile, backend=backend
+        )
+    except MalformedSkillError as exc:
+        # The caller knows which skill it asked for: say so in the error, whatever rule
+        # failed (a folder name that is not a valid name is not repeated).
+        if exc.name is None and expected_name is not None and is_valid_name(expected_name):
+            exc.name = expected_name
+            exc.args = (exc._render(),)  # noqa: SLF001 - the error's own message
+        raise
+
+
+def _parse(
+    raw: bytes,
+    *,
+    expected_name: str | None,
+    limits: Limits | None,
+    profile: Profile,
+    backend: Backend | None,
+) -> Skill:
     if not isinstance(raw, bytes):
         raise SkillUsageError("bad_argument", "raw must be bytes")
     if expected_name is not None and not isinstance(expected_name, str):
