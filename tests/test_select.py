@@ -591,3 +591,11 @@ def test_aide_roots_preset(tmp_path: Path) -> None:
         aide_roots(3)  # type: ignore[arg-type]
     with pytest.raises(SkillUsageError):
         aide_roots(home=3)  # type: ignore[arg-type]
+
+
+def test_one_word_of_a_description_is_not_a_match() -> None:
+    brand = "Applies official brand colors and typography to any artifact."
+    index = SelectionIndex([("brand-guidelines", brand), ("network-debugging", "Sockets.")])
+    assert index.rank("explain the color blue") == []
+    assert [match.name for match in index.rank("apply brand colors")] == ["brand-guidelines"]
+    assert [match.name for match in index.rank("debug it")] == ["network-debugging"]

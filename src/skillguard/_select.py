@@ -21,7 +21,8 @@ and which bodies may be served, is decided by the loader's gates
    a fixed reference length rather than the catalog's mean, which a stuffed description
    would raise to excuse itself. Stop words and the verbs every request starts with
    ("explain", "write", "help") carry nothing. A skill whose score stays under the
-   threshold is not selected: a task unrelated to every skill selects nothing.
+   threshold, or that shares a single word with the task and none in its name, is not
+   selected: a task unrelated to every skill selects nothing.
 4. The optional context (file names, the workspace's signals) adds to the score of a
    skill that the task already matched, at a lower weight; it never selects a skill by
    itself, so the files in front of the agent can tip a choice, not make one.
@@ -34,6 +35,7 @@ and which bodies may be served, is decided by the loader's gates
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -100,6 +102,10 @@ _CONTEXT_WEIGHT: Final = 0.3
 # description of typical length clears it; two terms deep inside a stuffed description
 # do not.
 THRESHOLD: Final = 3.0
+# A description matched by one word of the task ("explain the color blue" against a
+# brand skill that mentions colours) is a coincidence more often than a fit: without a
+# name term, a skill needs this many distinct task terms.
+_MIN_TERMS: Final = 2
 # A registry keyword's weight, and how much a longer phrase adds: "language server" is
 # a stronger signal than "server".
 _KEYWORD_WEIGHT: Final = 1.0
@@ -127,6 +133,7 @@ _STOP_TEXT = """
 STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light, deterministic suffix stripper for English: plurals, -ing, -ed, -ly and
     a final -e, so that "debugging", "debugged" and "debug" meet, and "release",
@@ -372,38 +379,47 @@ class SelectionIndex:
     ) -> None:
         registry = registry or {}
         self._phrases: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
-        # term -> [(name, normalised weighted tf)]
-        self._postings: dict[str, list[tuple[str, float]]] = {}
-        count = 0
+        self._names: list[str] = []
+        # Per skill (by position): term -> its weighted, length-normalised frequency,
+        # then (below) term -> its whole BM25 gain; and the terms of its name.
+        self._gains: list[dict[str, float]] = []
+        self._name_terms: list[frozenset[str]] = []
         frequency: Counter[str] = Counter()
         for name, description in candidates:
             keywords = registry.get(name)
             if keywords is not None:
                 self._phrases[name] = [(keyword, tuple(words(keyword))) for keyword in keywords]
                 continue
-            count += 1
             name_terms = Counter(terms(name.replace("-", " ")))
             # A word counts once in a description: repeating it is stuffing, not
             # relevance (rule 3).
-            description_terms = Counter(set(terms(description)))
+            description_terms = set(terms(description))
             name_norm = 1 - _B_NAME + _B_NAME * sum(name_terms.values()) / _REF_NAME
             description_norm = (
-                1
-                - _B_DESCRIPTION
-                + _B_DESCRIPTION * sum(description_terms.values()) / _REF_DESCRIPTION
+                1 - _B_DESCRIPTION + _B_DESCRIPTION * len(description_terms) / _REF_DESCRIPTION
             )
-            for term in name_terms.keys() | description_terms.keys():
-                weighted = (
-                    _W_NAME * name_terms[term] / name_norm
-                    + _W_DESCRIPTION * description_terms[term] / description_norm
-                )
-                self._postings.setdefault(term, []).append((name, weighted))
-                frequency[term] += 1
-        total = count + _PRIOR_DOCS
-        self._idf = {
+            weighted = {term: _W_NAME * count / name_norm for term, count in name_terms.items()}
+            for term in description_terms:
+                weighted[term] = weighted.get(term, 0.0) + _W_DESCRIPTION / description_norm
+            self._names.append(name)
+            self._name_terms.append(frozenset(name_terms))
+            self._gains.append(weighted)
+            frequency.update(weighted.keys())
+        total = len(self._names) + _PRIOR_DOCS
+        idf = {
             term: math.log(1 + (total - seen + 0.5) / (seen + 0.5))
             for term, seen in frequency.items()
         }
+        # Everything a query needs is summed here, once: a query only adds numbers.
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for index, weighted in enumerate(self._gains):
+            for term, tf in weighted.items():
+                gain = idf[term] * tf * (_K1 + 1) / (tf + _K1)
+                weighted[term] = gain
+                ids, gains = postings.setdefault(term, ([], []))
+                ids.append(index)
+                gains.append(gain)
+        self._postings = postings
 
     def rank(self, task: str, context: str = "") -> list[Match]:
         """The candidates the task matches, best first (tier, score, then name)."""
@@ -440,28 +456,41 @@ class SelectionIndex:
         return out
 
     def _lexical_matches(self, task: str, context: str) -> list[Match]:
-        task_terms = set(terms(task))
-        context_terms = set(terms(context)) - task_terms
-        scores: dict[str, float] = {}
-        matched: dict[str, list[str]] = {}
-        for weight, group in ((1.0, task_terms), (_CONTEXT_WEIGHT, context_terms)):
-            for term in sorted(group):
-                idf = self._idf.get(term)
-                if idf is None:
-                    continue
-                for name, tf in self._postings[term]:
-                    if weight < 1.0 and name not in scores:
-                        continue  # context tips a choice the task made; never makes one
-                    gain = weight * idf * tf * (_K1 + 1) / (tf + _K1)
-                    scores[name] = scores.get(name, 0.0) + gain
-                    matched.setdefault(name, []).append(
-                        term if weight == 1.0 else f"context:{term}"
-                    )
-        return [
-            Match(name, 0, round(score, 4), tuple(matched[name]))
-            for name, score in scores.items()
-            if score >= THRESHOLD
-        ]
+        task_terms = sorted(set(terms(task)))
+        scores: dict[int, float] = {}
+        get = scores.get
+        for term in task_terms:
+            posting = self._postings.get(term)
+            if posting is not None:
+                for index, gain in zip(*posting, strict=True):
+                    scores[index] = get(index, 0.0) + gain
+        context_terms = sorted(set(terms(context)) - set(task_terms))
+        # Without context a score cannot grow any more: most of the skills that share
+        # a common word with the task are dropped here, before any other work.
+        floor = 0.0 if context_terms else THRESHOLD
+        out = []
+        for index, task_score in scores.items():
+            if task_score < floor:
+                continue
+            gains = self._gains[index]
+            matched = [term for term in task_terms if term in gains]
+            if not self._enough(index, matched):
+                continue
+            # Context tips a choice the task made; it never makes one (rule 4).
+            score = task_score
+            for term in context_terms:
+                extra = gains.get(term)
+                if extra is not None:
+                    score += _CONTEXT_WEIGHT * extra
+                    matched.append(f"context:{term}")
+            if score >= THRESHOLD:
+                out.append(Match(self._names[index], 0, round(score, 4), tuple(matched)))
+        return out
+
+    def _enough(self, index: int, matched: Sequence[str]) -> bool:
+        """One word of a description is not a match: a skill needs two of the task's
+        terms, or one of them in its name (rule 3)."""
+        return len(matched) >= _MIN_TERMS or not self._name_terms[index].isdisjoint(matched)
 
 
 # -- rendering -----------------------------------------------------------------------
