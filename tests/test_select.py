@@ -257,6 +257,13 @@ def test_registry_from_file_and_bad_arguments(tmp_path: Path) -> None:
     with pytest.raises(SkillUsageError):
         SelectionRegistry.from_yaml("skills: {}")  # type: ignore[arg-type]
     assert SelectionRegistry.from_yaml(b"").keywords == {}
+    built = SelectionRegistry({"pdf-tools": ("pdf", "form fields")})
+    assert built.keywords["pdf-tools"] == ("pdf", "form fields")
+    with pytest.raises(TypeError):
+        built.keywords["x"] = ("y",)  # type: ignore[index]
+    for bad in ({"pdf-tools": "pdf"}, {"Bad": ("pdf",)}, {"a": ("--",)}, ["pdf"]):
+        with pytest.raises(SkillUsageError):
+            SelectionRegistry(bad)
 
 
 def test_t81_the_registry_never_grants(world: dict[str, Path]) -> None:

@@ -40,6 +40,8 @@ import hashlib
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -55,7 +57,7 @@ from ._yaml import load_document
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
 
     from ._model import YamlValue
     from ._yaml import KeyLines
@@ -188,6 +190,21 @@ def _registry_error(reason: str, line: int | None = None) -> PolicyError:
     return PolicyError("bad_registry", reason, line=line)
 
 
+def _checked_table(table: object) -> Mapping[str, tuple[str, ...]]:
+    """The registry's table, read-only, whichever way it was built: skill names to
+    keywords that each hold a letter or digit. Raises ``SkillUsageError``."""
+    if not isinstance(table, Mapping) or not all(
+        is_valid_name(name)
+        and isinstance(keywords, tuple)
+        and all(isinstance(keyword, str) and words(keyword) for keyword in keywords)
+        for name, keywords in table.items()
+    ):
+        raise SkillUsageError(
+            "bad_argument", "keywords must map skill names to tuples of keyword strings"
+        )
+    return MappingProxyType(dict(table))
+
+
 @attrs.frozen
 class SelectionRegistry:
     """The operator's detection table: skill name -> keywords and phrases.
@@ -201,7 +218,7 @@ class SelectionRegistry:
     It never grants anything: a name the agent may not load is ignored.
     """
 
-    keywords: Mapping[str, tuple[str, ...]] = attrs.field(repr=False)
+    keywords: Mapping[str, tuple[str, ...]] = attrs.field(repr=False, converter=_checked_table)
 
     @classmethod
     def from_yaml(cls, raw: bytes) -> SelectionRegistry:
