@@ -346,6 +346,29 @@ def test_t82_aselect_awaits_the_approver(world: dict[str, Path]) -> None:
     assert asked == ["pdf-forms"]
 
 
+def test_t82_aselect_asks_only_until_max_skills_are_served(world: dict[str, Path]) -> None:
+    asked: list[str] = []
+
+    async def human(request: ApprovalRequest) -> Decision:
+        asked.append(request.skill)
+        return Decision(approved=True, by="alice")
+
+    write(
+        world["workspace"] / "pdf-merge",
+        skill_text("pdf-merge", "Merge PDF forms and PDF files."),
+    )
+    loader = make_loader(world, approver=human, skills=("pdf-merge",))
+    planner = loader.bind("planner")
+    first = asyncio.run(planner.aselect("fill this PDF form", max_skills=1))
+    assert len(first.names) == 1
+    assert len(asked) == 1
+    assert [s.code for s in first.skipped] == ["max_skills"]
+    # The approved snapshot is served again without asking.
+    again = asyncio.run(planner.aselect("fill this PDF form", max_skills=1))
+    assert again.names == first.names
+    assert len(asked) == 1
+
+
 def test_t82_aselect_reports_a_denied_skill(world: dict[str, Path]) -> None:
     async def no(request: ApprovalRequest) -> Decision:
         del request
@@ -389,6 +412,7 @@ def test_t83_a_skill_that_no_longer_fits_is_skipped_not_cut_to_nothing(
     tiny = planner.select("debug", per_skill_bytes=10)
     assert tiny.names == ()
     assert tiny.text == ""
+    assert {s.code for s in tiny.skipped} == {"over_per_skill_bytes"}
 
 
 def test_t83_the_cut_is_on_a_character_boundary_and_inside_the_cap() -> None:

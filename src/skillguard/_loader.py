@@ -871,7 +871,9 @@ class AgentSkills:
         and otherwise skipped with a reason; use ``aselect`` to await the approver.
         Records ``skills_selected`` with the task's sha256, never its text. Raises
         ``SkillUsageError`` for a bad argument and ``AuditError``."""
-        return self._select(task, context, max_skills, per_skill_bytes, total_bytes, None)
+        args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
+        ranked, warnings = self._ranked(args[0], args[1])
+        return self._compose(args, ranked, warnings, None)
 
     async def aselect(
         self,
@@ -886,7 +888,7 @@ class AgentSkills:
         """``select`` for asyncio swarms: a matching workspace skill not approved yet is
         put to the approver (``aload``) and selected only if approved."""
         args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
-        ranked, skipped, warnings = self._ranked(args[0], args[1])
+        ranked, warnings = self._ranked(args[0], args[1])
         # Asked in rank order until max_skills are served: a human is not asked about a
         # skill that would not be used.
         loaded: dict[str, LoadedSkill | SkillError] = {}
@@ -902,24 +904,9 @@ class AgentSkills:
                     result = exc
             loaded[match.name] = result
             served += isinstance(result, LoadedSkill)
-        return self._compose(args, ranked, skipped, warnings, loaded)
+        return self._compose(args, ranked, warnings, loaded)
 
-    def _select(
-        self,
-        task: object,
-        context: object,
-        max_skills: object,
-        per_skill_bytes: object,
-        total_bytes: object,
-        loaded: dict[str, LoadedSkill | SkillError] | None,
-    ) -> Selection:
-        args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
-        ranked, skipped, warnings = self._ranked(args[0], args[1])
-        return self._compose(args, ranked, skipped, warnings, loaded)
-
-    def _ranked(
-        self, task: str, context: str
-    ) -> tuple[list[Match], list[SkippedSkill], tuple[str, ...]]:
+    def _ranked(self, task: str, context: str) -> tuple[list[Match], tuple[str, ...]]:
         """The candidates that match, best first; rule 1 of the module docstring: only
         what the agent may load and a model may invoke."""
         loader = self._loader
@@ -941,7 +928,7 @@ class AgentSkills:
             f"the registry names {name!r}, which this agent cannot select: ignored"
             for name in sorted(set(registry) - names)
         )
-        return index.rank(task, context), [], warnings
+        return index.rank(task, context), warnings
 
     def _candidates(self) -> list[tuple[SkillMeta, Source]]:
         """Every skill the agent may load and a model may invoke, with its full
@@ -1000,10 +987,14 @@ class AgentSkills:
         self,
         args: tuple[str, str, int, int, int],
         ranked: list[Match],
-        skipped: list[SkippedSkill],
         warnings: tuple[str, ...],
         loaded: dict[str, LoadedSkill | SkillError] | None,
     ) -> Selection:
+        """Rules 5 and 6 of ``_select``: in rank order, each served skill rendered
+        within the caps, or skipped with a reason; then the audit record (no record,
+        no selection). *loaded* holds what ``aselect`` was served; ``None`` serves
+        synchronously."""
+        skipped: list[SkippedSkill] = []
         task, _, max_skills, per_skill_bytes, total_bytes = args
         items: list[SelectedSkill] = []
         blocks: list[str] = []
@@ -1025,24 +1016,19 @@ class AgentSkills:
             if isinstance(served, SkillError):
                 skipped.append(SkippedSkill(match.name, served.code, served.reason))
                 continue
-            rendered = render_bounded(
-                served.name,
-                served.body,
-                served.resources(),
-                min(per_skill_bytes, total_bytes - used),
-            )
+            # The skill's own block, cut at its own cap if need be; then it fits what is
+            # left of the total or is skipped: never shrunk to make room (rule 6).
+            rendered = render_bounded(served.name, served.body, served.resources(), per_skill_bytes)
             if rendered is None:
                 skipped.append(
                     SkippedSkill(
-                        match.name, "over_total_bytes", "the skill no longer fits the byte caps"
+                        match.name, "over_per_skill_bytes", "per_skill_bytes cannot hold the block"
                     )
                 )
                 continue
             block, cut = rendered
             size = len(block.encode("utf-8"))
-            if cut and size < per_skill_bytes and total_bytes - used < per_skill_bytes:
-                # Cut because the total ran out, not by its own cap: a skill is not
-                # shrunk to make room; it is skipped, and says so.
+            if size > total_bytes - used:
                 skipped.append(
                     SkippedSkill(
                         match.name, "over_total_bytes", "the skill no longer fits total_bytes"
