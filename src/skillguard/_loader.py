@@ -24,6 +24,12 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
 7. Every decision is audited; if the audit record cannot be written, the load that
    needed it is denied (``AuditError``). Pending approvals are bounded by count and bytes
    per agent and in total; an evicted request is audited.
+8. ``select`` (seed 003, ``_select``) is a ranking over the same candidates a catalog
+   shows, never a grant: it serves a workspace skill only from a snapshot approved for
+   the agent or pinned (``aselect`` may ask the approver), and writes
+   ``skills_selected`` with the task's hash before it returns (T80-T84).
+9. The skill tool (seed 004, ``_tool``) reads a model's arguments strictly and checks
+   the requested name is a skill name before it authorizes it (T85-T86).
 
 A ``Loader`` is safe to share across threads and event loops. Its configuration is
 read-only after construction; its mutable state (pending and approved snapshots, the
