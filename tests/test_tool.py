@@ -216,3 +216,67 @@ def test_malformed_skill_error_names_the_expected_skill() -> None:
     with pytest.raises(MalformedSkillError) as mismatch:
         parse_skill(b"---\nname: other\ndescription: x\n---\n", expected_name="pdf-tools")
     assert mismatch.value.name == "pdf-tools"
+
+
+# -- the registry descriptor (seed 002) --------------------------------------------
+
+
+def test_descriptors_carry_the_folder_the_body_after_activation_and_every_slot(
+    tmp_path: Path,
+) -> None:
+    embedded = tmp_path / "embedded"
+    write(embedded / "pdf-tools", "pdf-tools", "PDF.", "Embedded PDF.")
+    (embedded / "pdf-tools" / "scripts").mkdir()  # empty: still a slot
+    (embedded / "pdf-tools" / "references").mkdir()
+    (embedded / "pdf-tools" / "references" / "forms.md").write_text("# Forms")
+    workspace = tmp_path / "workspace"
+    write(workspace / "notes", "notes", "Notes.", "Workspace notes.")
+    (workspace / "notes" / "assets").mkdir()
+    policy = AllowPolicy.from_mapping(
+        {"agents": {"planner": {"skills": ["pdf-tools", "notes"], "workspace": "approve"}}}
+    )
+
+    def approve(request: ApprovalRequest) -> Decision:
+        del request
+        return Decision(approved=True, by="tester")
+
+    loader = Loader(
+        policy,
+        embedded=EmbeddedSkills.from_directory(embedded),
+        workspace=[workspace],
+        approver=approve,
+    )
+    planner = loader.bind("planner")
+    before = planner.tool_descriptor("pdf-tools")
+    assert before.body == ""
+    assert before.agent_skill_path.endswith("embedded/pdf-tools")
+    assert [(s.name, s.resource_type) for s in before.resource_slots] == [
+        ("scripts", "agent_skill_scripts"),
+        ("references", "agent_skill_references"),
+    ]
+    assert before.resource_slots[0].path == before.agent_skill_path + "/scripts"
+    after = planner.load("pdf-tools").to_tool_descriptor()
+    assert after.body == "Embedded PDF.\n"
+    assert after.resource_slots == before.resource_slots
+    hidden = planner.tool_descriptor("notes")  # not approved: the name only
+    assert (hidden.name, hidden.description, hidden.agent_skill_path) == ("workspace/notes", "", "")
+    assert hidden.resource_slots == ()
+    loaded = planner.load("notes").to_tool_descriptor()
+    assert loaded.body == "Workspace notes.\n"
+    assert loaded.agent_skill_path == str(workspace / "notes")
+    assert [s.name for s in loaded.resource_slots] == ["assets"]
+    shown = planner.tool_descriptor("notes")
+    assert (shown.description, shown.body) == ("Notes.", "")
+    assert shown.agent_skill_path == loaded.agent_skill_path
+    with pytest.raises(UnknownSkillError):
+        planner.tool_descriptor("secret")
+
+
+def test_embedded_slots_from_files_and_arguments() -> None:
+    skill = parse_skill(b"---\nname: a\ndescription: x\n---\n")
+    embedded = EmbeddedSkills({"a": skill}, {"a": {"scripts/run.py": b"", "top.md": b""}})
+    assert embedded.slots("a") == ("scripts",)
+    given = EmbeddedSkills({"a": skill}, slots={"a": ["assets", "scripts", "other"]})
+    assert given.slots("a") == ("scripts", "assets")
+    with pytest.raises(SkillUsageError):
+        EmbeddedSkills({"a": skill}, slots=["scripts"])  # type: ignore[arg-type]

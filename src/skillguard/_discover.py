@@ -271,6 +271,9 @@ class Resource:
 class Resources:
     files: tuple[Resource, ...]
     skipped: tuple[Skipped, ...]
+    # The resource slot folders (``scripts``, ``references``, ``assets``) the skill
+    # folder holds, empty ones included: a tool descriptor has a slot for each.
+    folders: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -367,6 +370,7 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
     bounded by ``Limits.max_resource_files`` and ``max_resource_depth``."""
     files: list[Resource] = []
     skipped: list[Skipped] = []
+    folders: list[str] = []
     stack: list[tuple[str, int]] = [("", 0)]
     while stack:
         inner, depth = stack.pop()
@@ -377,6 +381,8 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
         for entry in listing.entries:
             path = join_relative(inner, entry.name)
             if entry.kind == "dir":
+                if not inner and entry.name in _RESOURCE_SLOTS:
+                    folders.append(entry.name)
                 if depth + 1 >= limits.max_resource_depth:
                     reason = f"deeper than {limits.max_resource_depth} levels"
                     skipped.append(Skipped(path, "too_deep", reason, entry="dir"))
@@ -395,7 +401,8 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
             files.append(Resource(path, slot, entry.size))
         stack.extend(reversed(children))
     files.sort(key=lambda resource: resource.path)
-    return Resources(tuple(files), tuple(skipped))
+    slots = tuple(slot for slot in _RESOURCE_SLOTS if slot in folders)
+    return Resources(tuple(files), tuple(skipped), slots)
 
 
 # -- roots ---------------------------------------------------------------------------

@@ -157,6 +157,7 @@ class EmbeddedSkills:
         resources: Mapping[str, Mapping[str, bytes]] | None = None,
         *,
         origin: str = "embedded",
+        slots: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         if not hasattr(skills, "items") or not all(
             isinstance(name, str) and isinstance(skill, Skill) for name, skill in skills.items()
@@ -166,9 +167,17 @@ class EmbeddedSkills:
             raise SkillUsageError("bad_argument", "resources must map names to their files")
         if not isinstance(origin, str):
             raise SkillUsageError("bad_argument", "origin must be a str")
+        if slots is not None and not hasattr(slots, "items"):
+            raise SkillUsageError("bad_argument", "slots must map names to slot folders")
         self._skills = dict(skills)
         self._resources = {name: dict(files) for name, files in (resources or {}).items()}
         self.origin = origin
+        # The slot folders of each skill, empty ones included; without the folders'
+        # own listing, the slots its files are in.
+        self._slots = {
+            name: tuple(slot for slot in _SLOTS if slot in set(folders))
+            for name, folders in (slots or {}).items()
+        }
 
     @classmethod
     def from_directory(
@@ -184,14 +193,13 @@ class EmbeddedSkills:
             for skipped in found.skipped:
                 raise _embedded_error(skipped.kind, skipped.code, skipped.reason)
             skills = {meta.name: roots.load(meta.name) for meta in found.skills}
+            listings = {name: roots.resources(name) for name in skills}
             resources = {
-                name: {
-                    item.path: roots.read_resource(name, item.path)
-                    for item in roots.resources(name).files
-                }
-                for name in skills
+                name: {item.path: roots.read_resource(name, item.path) for item in listing.files}
+                for name, listing in listings.items()
             }
-        return cls(skills, resources, origin=display_path(str(path)))
+            slots = {name: listing.folders for name, listing in listings.items()}
+        return cls(skills, resources, origin=display_path(str(path)), slots=slots)
 
     @classmethod
     def from_package(
@@ -208,6 +216,7 @@ class EmbeddedSkills:
             ) from exc
         skills: dict[str, Skill] = {}
         resources: dict[str, dict[str, bytes]] = {}
+        slots: dict[str, tuple[str, ...]] = {}
         for entry in entries:
             skill_file = entry.joinpath("SKILL.md")
             if not entry.is_dir() or not skill_file.is_file():
@@ -215,7 +224,8 @@ class EmbeddedSkills:
             skill = parse_skill(skill_file.read_bytes(), expected_name=entry.name, profile=profile)
             skills[skill.name] = skill
             resources[skill.name] = dict(_package_files(entry, ""))
-        return cls(skills, resources, origin=f"{package}:{folder}")
+            slots[skill.name] = tuple(slot for slot in _SLOTS if entry.joinpath(slot).is_dir())
+        return cls(skills, resources, origin=f"{package}:{folder}", slots=slots)
 
     def names(self) -> frozenset[str]:
         return frozenset(self._skills)
@@ -225,6 +235,14 @@ class EmbeddedSkills:
 
     def resources(self, name: str) -> tuple[str, ...]:
         return tuple(sorted(self._resources.get(name, {})))
+
+    def slots(self, name: str) -> tuple[str, ...]:
+        """The resource slot folders of skill *name*, empty ones included."""
+        known = self._slots.get(name)
+        if known is not None:
+            return known
+        folders = {path.split("/", 1)[0] for path in self.resources(name) if "/" in path}
+        return tuple(slot for slot in _SLOTS if slot in folders)
 
     def read_resource(self, name: str, path: str) -> bytes:
         """One file of the embedded skill *name*. Raises ``SkillUsageError`` for a path
@@ -267,16 +285,25 @@ def _package_files(folder: Traversable, prefix: str, depth: int = 0) -> list[tup
 
 @attrs.frozen
 class ResourceSlot:
-    """A read-only binding slot of a tool descriptor (seed 002)."""
+    """A read-only binding slot of a tool descriptor (seed 002). ``path`` is the slot
+    folder's path, for display: files are read through ``read_resource`` only."""
 
     name: str
     resource_type: str
     access: Literal["read_only"] = "read_only"
+    path: str = ""
 
 
 @attrs.frozen
 class ToolDescriptor:
-    """A skill as a tool of a registry (seed 002): read-only, namespaced."""
+    """A skill as a tool of a registry (seed 002): read-only, namespaced.
+
+    ``agent_skill_path`` is the skill folder's path for display (an operator reading a
+    registry); skillguard never opens a path from it. ``body`` is ``""`` in a
+    descriptor built before activation (``AgentSkills.tool_descriptor``) and the full
+    body in one built from a loaded skill. A slot exists for each slot folder the skill
+    has, empty ones included.
+    """
 
     name: str
     description: str
@@ -285,6 +312,8 @@ class ToolDescriptor:
     source: Literal["agent_skill"] = "agent_skill"
     read_only: bool = True
     writes: bool = False
+    agent_skill_path: str = ""
+    body: str = ""
 
 
 @attrs.frozen
@@ -406,15 +435,31 @@ class LoadedSkill:
         return activation_text(self.name, self.body, self.resources())
 
     def to_tool_descriptor(self) -> ToolDescriptor:
-        folders = {path.split("/", 1)[0] for path in self.resources() if "/" in path}
-        return ToolDescriptor(
-            name=f"{self.source}/{self.name}",
-            description=self.skill.description,
-            allowed_tools=self.skill.allowed_tools,
-            resource_slots=tuple(
-                ResourceSlot(slot, f"agent_skill_{slot}") for slot in _SLOTS if slot in folders
-            ),
-        )
+        """The activated skill as a registry tool: the full body, its folder's display
+        path, a slot per slot folder (from the approved snapshot, for a workspace
+        skill)."""
+        if self._served is None:
+            folder = f"{self._loader.embedded.origin}/{self.name}"
+            slots = self._loader.embedded.slots(self.name)
+        else:
+            folder = self._served.snapshot.folder
+            slots = self._served.snapshot.slots
+        return _descriptor(self.source, self.skill, folder, slots, self.body)
+
+
+def _descriptor(
+    source: Source, skill: Skill, folder: str, slots: Sequence[str], body: str
+) -> ToolDescriptor:
+    return ToolDescriptor(
+        name=f"{source}/{skill.name}",
+        description=skill.description,
+        allowed_tools=skill.allowed_tools,
+        resource_slots=tuple(
+            ResourceSlot(slot, f"agent_skill_{slot}", path=f"{folder}/{slot}") for slot in slots
+        ),
+        agent_skill_path=folder,
+        body=body,
+    )
 
 
 # -- the loader ----------------------------------------------------------------------
@@ -823,6 +868,23 @@ class AgentSkills:
 
     def catalog_json(self) -> str:
         return catalog_json([(m.name, m.description, _location(m), s) for m, s in self._catalog()])
+
+    def tool_descriptor(self, name: str) -> ToolDescriptor:
+        """Tier 1: skill *name* as a registry tool before activation (``body`` is
+        ``""``), authorized as ``describe``. A workspace skill shows what was approved
+        for this agent (its snapshot's description, tools, folder and slots); until
+        then, its name only. Raises what ``describe`` raises."""
+        meta = self.describe(name)
+        loader = self._loader
+        skill = loader.embedded.get(name)
+        if skill is not None:
+            origin = f"{loader.embedded.origin}/{name}"
+            return _descriptor("embedded", skill, origin, loader.embedded.slots(name), "")
+        approved = self._approved_for_selection(name)
+        if approved is not None and approved._served is not None:  # noqa: SLF001
+            snapshot = approved._served.snapshot  # noqa: SLF001
+            return _descriptor("workspace", snapshot.skill, snapshot.folder, snapshot.slots, "")
+        return ToolDescriptor(f"workspace/{meta.name}", meta.description, (), ())
 
     # The ready skill tool (seed 004) ---------------------------------------------
 

@@ -99,6 +99,9 @@ class Snapshot:
     skill: Skill
     manifest: Manifest
     folder: str  # the skill folder's display path, as the approval source
+    # The resource slot folders it held, empty ones included (for tool descriptors;
+    # not in the digest: an empty folder holds nothing to approve).
+    slots: tuple[str, ...] = ()
 
     @property
     def digest(self) -> str:
@@ -155,7 +158,7 @@ def take_snapshot(
             )
         files.append(ManifestFile(resource.path, len(data), hashlib.sha256(data).hexdigest()))
     files.sort(key=lambda entry: entry.path)
-    return Snapshot(skill, Manifest(tuple(files), tuple(skipped)), folder)
+    return Snapshot(skill, Manifest(tuple(files), tuple(skipped)), folder, listing.folders)
 
 
 def read_verified(root: SafeRoot, location: str, snapshot: Snapshot, path: str) -> bytes:
