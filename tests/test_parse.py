@@ -992,3 +992,31 @@ def test_t43_published_translations_with_zwnj_are_valid(language: str, profile: 
     assert skill.warnings == ()
     assert "\u200c" in skill.description
     assert "\u200c" in skill.body
+
+
+SEED_002_COMPATIBILITY = b"""---
+name: deploy-to-staging
+description: Deploy the current branch to the staging environment.
+compatibility:
+  min_agent_version: "3.0.0"
+---
+Body.
+"""
+
+
+def test_a_compatibility_mapping_is_refused_strict_and_inert_under_compat() -> None:
+    with pytest.raises(MalformedSkillError) as caught:
+        parse_skill(SEED_002_COMPATIBILITY)
+    assert caught.value.code == "wrong_type"
+    skill = parse_skill(SEED_002_COMPATIBILITY, profile="compat")
+    assert skill.compatibility is None
+    assert skill.extra["compatibility"] == {"min_agent_version": "3.0.0"}
+    assert [warning.code for warning in skill.warnings] == ["compatibility_mapping"]
+    text = parse_skill(
+        SEED_002_COMPATIBILITY.replace(
+            b'compatibility:\n  min_agent_version: "3.0.0"', b"compatibility: agent 3.0 or later"
+        ),
+        profile="compat",
+    )
+    assert text.compatibility == "agent 3.0 or later"
+    assert text.extra == {}

@@ -40,6 +40,7 @@ from ._discover import (
     SkillMeta,
     SkillRoots,
     SkippedEntry,
+    aide_roots,
     default_roots,
     discover,
 )
@@ -68,6 +69,8 @@ from ._parse import is_valid_name, parse_skill
 from ._policy import AgentGrant, AllowPolicy, PolicyError
 from ._render import activation_text, catalog_json, catalog_xml
 from ._report import render_audit_report
+from ._select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
+from ._tool import ToolInfo
 
 __version__ = "0.1.0"
 
@@ -108,6 +111,9 @@ __all__ = [
     "Resources",
     "RootPath",
     "SafeRoot",
+    "SelectedSkill",
+    "Selection",
+    "SelectionRegistry",
     "Shadowed",
     "Skill",
     "SkillContainmentError",
@@ -120,8 +126,10 @@ __all__ = [
     "SkillWarning",
     "Skipped",
     "SkippedEntry",
+    "SkippedSkill",
     "Step",
     "ToolDescriptor",
+    "ToolInfo",
     "TrustStore",
     "UnknownSkillError",
     "Verification",
@@ -130,6 +138,7 @@ __all__ = [
     "activation_text",
     "agent_error_code",
     "agent_tools",
+    "aide_roots",
     "audit_summary",
     "catalog_json",
     "catalog_xml",

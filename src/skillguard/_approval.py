@@ -125,6 +125,8 @@ class ApprovalRequest:
     total_size: int = 0
     skipped_counts: tuple[tuple[str, int], ...] = ()
     full_text: str = ""
+    # The host's id of the tool call that asked (``prepare_call``), "" otherwise.
+    execution_id: str = ""
 
 
 _T = TypeVar("_T")
@@ -200,7 +202,9 @@ def _steering(snapshot: Snapshot) -> tuple[tuple[str, str], ...]:
     return tuple((reveal(key)[:128], _shown(text, 512)) for key, text in fields)
 
 
-def make_request(agent: str, snapshot: Snapshot, source: str, path: str) -> ApprovalRequest:
+def make_request(
+    agent: str, snapshot: Snapshot, source: str, path: str, *, execution_id: str = ""
+) -> ApprovalRequest:
     """A request for *snapshot* (its manifest digest binds the approval)."""
     skill = snapshot.skill
     manifest = snapshot.manifest
@@ -223,6 +227,7 @@ def make_request(agent: str, snapshot: Snapshot, source: str, path: str) -> Appr
         total_size=manifest.total_bytes,
         skipped_counts=manifest.skipped_counts,
         full_text=reveal(snapshot.text),
+        execution_id=execution_id,
     )
 
 

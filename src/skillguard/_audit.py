@@ -88,9 +88,10 @@ AUDIT_FIELDS = (
     "request_id",
     "digest",
     "scope",
+    "execution_id",
     "version",
 )
-# A record holds at most 14 fields of 259 escaped characters: 64 KiB is far above any
+# A record holds at most 15 fields of 259 escaped characters: 64 KiB is far above any
 # record skillguard writes, and low enough that a hostile line costs nothing to refuse.
 MAX_RECORD_BYTES: Final = 64 * 1024
 # Records are flat objects (depth 1); tool-call arguments may nest a little.

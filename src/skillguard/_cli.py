@@ -25,7 +25,7 @@ import attrs
 
 from ._agents._command import add_agent_command, run_agent_context
 from ._approval import is_digest
-from ._commands import report, run_audit, run_catalog, run_load, run_trust
+from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError
 from ._fs import display_path
@@ -126,6 +126,7 @@ def _build_parser() -> _Parser:
     found.add_argument("roots", nargs="*", metavar="ROOT", type=_path)
     _add_swarm_commands(commands)
     add_agent_command(commands)
+    _add_select_command(commands)
     return parser
 
 
@@ -364,7 +365,35 @@ def _write_text(
     out.write(f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed\n")
 
 
+def _add_select_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
+    select = commands.add_parser("select", help="the skills an agent needs for a task")
+    select.add_argument("--policy", required=True, type=_path, help="the policy file")
+    select.add_argument("--agent", required=True, help="the agent to act for")
+    select.add_argument("--registry", type=_path, help="the operator's keyword registry")
+    select.add_argument("--embedded", type=_path, help="a folder of trusted skills")
+    select.add_argument("--project", type=_path, help="whose workspace roots to use")
+    select.add_argument(
+        "--roots", choices=("default", "aide"), default="default", help="the root preset"
+    )
+    select.add_argument("--trust-store", type=_path, help="pinned workspace skills")
+    select.add_argument("--context-file", type=_path, help="workspace signals (file names)")
+    select.add_argument("--max-skills", type=_positive, default=3)
+    select.add_argument("--per-skill-bytes", type=_positive, default=8000)
+    select.add_argument("--total-bytes", type=_positive, default=32000)
+    select.add_argument("--audit-log", type=_path, help="append hash-chained records here")
+    select.add_argument("--audit-key-file", type=_path, help="key the audit records (HMAC)")
+    select.add_argument("--format", choices=("text", "json"), default="text")
+    select.add_argument("task", metavar="TASK")
+
+
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError("must be a positive integer")
+    return int(value)
+
+
 _SWARM_COMMANDS = {
+    "select": run_select,
     "catalog": run_catalog,
     "load": run_load,
     "trust": run_trust,

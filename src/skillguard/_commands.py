@@ -32,12 +32,13 @@ from ._audit import (
     summarize_log,
     verify_records,
 )
-from ._discover import SkillRoots, default_roots, source_folder
+from ._discover import SkillRoots, aide_roots, default_roots, source_folder
 from ._errors import SkillUsageError, safe_repr
 from ._fs import read_operator_bytes, same_file, stream_lines, write_atomic
 from ._loader import EmbeddedSkills, Loader
 from ._policy import AllowPolicy
 from ._report import render_audit_report
+from ._select import SelectionRegistry
 from ._snapshot import Snapshot, read_verified, take_snapshot
 from ._text import terminal_line, terminal_safe
 
@@ -48,7 +49,15 @@ if TYPE_CHECKING:
     from ._approval import Approver, PinningApprover
     from ._errors import SkillError
 
-__all__ = ["report", "run_audit", "run_audit_report", "run_catalog", "run_load", "run_trust"]
+__all__ = [
+    "report",
+    "run_audit",
+    "run_audit_report",
+    "run_catalog",
+    "run_load",
+    "run_select",
+    "run_trust",
+]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -58,6 +67,8 @@ EXIT_USAGE = 2
 EXIT_NEEDS_KEY = 3
 EXIT_WRONG_KEY = 4
 _MAX_KEY_BYTES = 4096
+# Workspace signals are file names and the like: 64 KiB is thousands of them.
+_MAX_CONTEXT_BYTES = 64 * 1024
 
 
 def _policy(path: str) -> AllowPolicy:
@@ -119,6 +130,71 @@ def run_load(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _loader(args, approver) as loader:
         loaded = loader.bind(args.agent).load(args.name)
         out.write(terminal_safe(loaded.activation()))
+    return EXIT_OK
+
+
+def run_select(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``select``: exit 0 whether or not anything matched, 1 when the audit record
+    cannot be written (or a refusal), 2 for a usage error or a bad registry."""
+    del err  # refusals are reported by the caller (``report``)
+    registry = SelectionRegistry.from_file(args.registry) if args.registry else None
+    context = ""
+    if args.context_file:
+        try:
+            raw = read_operator_bytes(args.context_file, limit=_MAX_CONTEXT_BYTES)
+            context = raw.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SkillUsageError(
+                "bad_argument",
+                f"the context file cannot be read, is not UTF-8 or is over "
+                f"{_MAX_CONTEXT_BYTES} bytes",
+            ) from exc
+    approver: Approver | PinningApprover = deny_all
+    if args.trust_store:
+        approver = TrustStore(args.trust_store).approver(deny_all)
+    audit = None
+    if args.audit_log:
+        audit = AuditLog(
+            args.audit_log, key=_key(args.audit_key_file) if args.audit_key_file else None
+        )
+    roots = aide_roots(args.project) if args.roots == "aide" else default_roots(args.project)
+    embedded = EmbeddedSkills.from_directory(args.embedded) if args.embedded else None
+    with Loader(
+        _policy(args.policy),
+        embedded=embedded,
+        workspace=roots,
+        approver=approver,
+        audit=Auditor(audit),
+        registry=registry,
+    ) as loader:
+        selection = loader.bind(args.agent).select(
+            args.task,
+            context=context,
+            max_skills=args.max_skills,
+            per_skill_bytes=args.per_skill_bytes,
+            total_bytes=args.total_bytes,
+        )
+    if args.format == "json":
+        out.write(json.dumps(selection.as_dict(), indent=2, ensure_ascii=True) + "\n")
+        return EXIT_OK
+    for item in selection.items:
+        flag = ", truncated" if item.truncated else ""
+        matched = ", ".join(item.matched)
+        out.write(
+            terminal_line(
+                f"selected {item.name} ({item.source}, score {item.score}, {item.bytes} bytes"
+                f"{flag}; matched: {matched})"
+            )
+            + "\n"
+        )
+    out.writelines(
+        terminal_line(f"skipped {skipped.name}: {skipped.code}: {skipped.reason}") + "\n"
+        for skipped in selection.skipped
+    )
+    out.writelines(terminal_line(f"warning: {warning}") + "\n" for warning in selection.warnings)
+    if not selection.items:
+        out.write("nothing selected\n")
+    out.write(terminal_safe(selection.text))
     return EXIT_OK
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "SkillMeta",
     "SkillRoots",
     "SkippedEntry",
+    "aide_roots",
     "default_roots",
     "discover",
     "find_skill_folders",
@@ -145,6 +146,46 @@ def default_roots(
             for folder in override.split(os.pathsep)
             if folder
         )
+    else:
+        roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
+    return roots
+
+
+# Seed 003's root list, in its precedence order; its user root is AIDE_SKILLS_ROOT.
+AIDE_PROJECT_ROOTS = (
+    "skills/packs",
+    ".agents/skills",
+    ".github/skills",
+    ".claude/skills",
+    ".cursor/skills",
+    ".codex/skills",
+)
+AIDE_USER_ROOT_ENV = "AIDE_SKILLS_ROOT"
+
+
+def aide_roots(
+    project: str | os.PathLike[str] | None = None,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[RootPath]:
+    """Seed 003's named preset of roots, in precedence order: ``skills/packs``,
+    ``.agents/skills``, ``.github/skills``, ``.claude/skills``, ``.cursor/skills`` and
+    ``.codex/skills`` under *project* (each opened beneath it, no symlink followed),
+    then the user root: the folder ``AIDE_SKILLS_ROOT`` names (one folder; a leading
+    ``~`` is the home folder), else ``~/.agents/skills``. Raises ``SkillUsageError``
+    for an argument that is not a path."""
+    if project is not None and not isinstance(project, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "project must be a path")
+    if home is not None and not isinstance(home, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "home must be a path")
+    env = os.environ if environ is None else environ
+    base = os.fspath(project) if project is not None else "."
+    roots = [RootPath(base, relative) for relative in AIDE_PROJECT_ROOTS]
+    user_home = os.path.expanduser(os.fspath(home) if home is not None else "~")
+    override = env.get(AIDE_USER_ROOT_ENV)
+    if override:
+        roots.append(RootPath(_expand_home(override, user_home)))
     else:
         roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
     return roots
@@ -236,6 +277,9 @@ class Resource:
 class Resources:
     files: tuple[Resource, ...]
     skipped: tuple[Skipped, ...]
+    # The resource slot folders (``scripts``, ``references``, ``assets``) the skill
+    # folder holds, empty ones included: a tool descriptor has a slot for each.
+    folders: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -335,6 +379,7 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
     files: list[Resource] = []
     skipped: list[Skipped] = []
     folders = 0
+    slot_folders: list[str] = []
     stack: list[tuple[str, int]] = [("", 0)]
     prefix = f"{folder}/" if folder else ""
     while stack:
@@ -350,6 +395,8 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
         for entry in listing.entries:
             path = join_relative(inner, entry.name)
             if entry.kind == "dir":
+                if not inner and entry.name in _RESOURCE_SLOTS:
+                    slot_folders.append(entry.name)
                 if depth + 1 >= limits.max_resource_depth:
                     reason = f"deeper than {limits.max_resource_depth} levels"
                     skipped.append(Skipped(path, "too_deep", reason, entry="dir"))
@@ -372,7 +419,8 @@ def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
             files.append(Resource(path, slot, entry.size))
         stack.extend(reversed(children))
     files.sort(key=lambda resource: resource.path)
-    return Resources(tuple(files), tuple(skipped))
+    slots = tuple(slot for slot in _RESOURCE_SLOTS if slot in slot_folders)
+    return Resources(tuple(files), tuple(skipped), slots)
 
 
 # -- roots ---------------------------------------------------------------------------

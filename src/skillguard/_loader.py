@@ -24,6 +24,12 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
 7. Every decision is audited; if the audit record cannot be written, the load that
    needed it is denied (``AuditError``). Pending approvals are bounded by count and bytes
    per agent and in total; an evicted request is audited.
+8. ``select`` (seed 003, ``_select``) is a ranking over the same candidates a catalog
+   shows, never a grant: it serves a workspace skill only from a snapshot approved for
+   the agent or pinned (``aselect`` may ask the approver), and writes
+   ``skills_selected`` with the task's hash before it returns (T80-T84).
+9. The skill tool (seed 004, ``_tool``) reads a model's arguments strictly and checks
+   the requested name is a skill name before it authorizes it (T85-T86).
 
 A ``Loader`` is safe to share across threads and event loops. Its configuration is
 read-only after construction; its mutable state (pending and approved snapshots, the
@@ -77,11 +83,24 @@ from ._limits import DEFAULT_LIMITS, Limits
 from ._model import Skill
 from ._parse import parse_skill
 from ._render import activation_text, catalog_json, catalog_xml
+from ._select import (
+    Match,
+    SelectedSkill,
+    Selection,
+    SelectionIndex,
+    SelectionRegistry,
+    SkippedSkill,
+    render_bounded,
+    task_digest,
+)
 from ._snapshot import Snapshot, read_verified, take_snapshot
+from ._tool import ToolInfo, requested_name
+from ._tool import execution_id as tool_execution_id
 from ._tools import narrow
 
 if TYPE_CHECKING:
     import os
+    import uuid
     from collections.abc import Callable, Sequence
     from importlib.abc import Traversable
     from types import TracebackType
@@ -142,6 +161,7 @@ class EmbeddedSkills:
         resources: Mapping[str, Mapping[str, bytes]] | None = None,
         *,
         origin: str = "embedded",
+        slots: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         if not isinstance(skills, Mapping) or not all(
             isinstance(name, str) and isinstance(skill, Skill) for name, skill in skills.items()
@@ -162,9 +182,17 @@ class EmbeddedSkills:
             raise SkillUsageError("bad_argument", "resources must map names to their files")
         if not isinstance(origin, str):
             raise SkillUsageError("bad_argument", "origin must be a str")
+        if slots is not None and not hasattr(slots, "items"):
+            raise SkillUsageError("bad_argument", "slots must map names to slot folders")
         self._skills = dict(skills)
         self._resources = {name: dict(files) for name, files in (resources or {}).items()}
         self.origin = origin
+        # The slot folders of each skill, empty ones included; without the folders'
+        # own listing, the slots its files are in.
+        self._slots = {
+            name: tuple(slot for slot in _SLOTS if slot in set(folders))
+            for name, folders in (slots or {}).items()
+        }
 
     @classmethod
     def from_directory(
@@ -180,14 +208,13 @@ class EmbeddedSkills:
             for skipped in found.skipped:
                 raise _embedded_error(skipped.kind, skipped.code, skipped.reason)
             skills = {meta.name: roots.load(meta.name) for meta in found.skills}
+            listings = {name: roots.resources(name) for name in skills}
             resources = {
-                name: {
-                    item.path: roots.read_resource(name, item.path)
-                    for item in roots.resources(name).files
-                }
-                for name in skills
+                name: {item.path: roots.read_resource(name, item.path) for item in listing.files}
+                for name, listing in listings.items()
             }
-        return cls(skills, resources, origin=display_path(str(path)))
+            slots = {name: listing.folders for name, listing in listings.items()}
+        return cls(skills, resources, origin=display_path(str(path)), slots=slots)
 
     @classmethod
     def from_package(
@@ -204,6 +231,7 @@ class EmbeddedSkills:
             ) from exc
         skills: dict[str, Skill] = {}
         resources: dict[str, dict[str, bytes]] = {}
+        slots: dict[str, tuple[str, ...]] = {}
         for entry in entries:
             skill_file = entry.joinpath("SKILL.md")
             if not entry.is_dir() or not skill_file.is_file():
@@ -211,7 +239,8 @@ class EmbeddedSkills:
             skill = parse_skill(skill_file.read_bytes(), expected_name=entry.name, profile=profile)
             skills[skill.name] = skill
             resources[skill.name] = dict(_package_files(entry, ""))
-        return cls(skills, resources, origin=f"{package}:{folder}")
+            slots[skill.name] = tuple(slot for slot in _SLOTS if entry.joinpath(slot).is_dir())
+        return cls(skills, resources, origin=f"{package}:{folder}", slots=slots)
 
     def names(self) -> frozenset[str]:
         return frozenset(self._skills)
@@ -225,6 +254,14 @@ class EmbeddedSkills:
         if not isinstance(name, str):
             raise SkillUsageError("bad_argument", "a skill name must be a str")
         return tuple(sorted(self._resources.get(name, {})))
+
+    def slots(self, name: str) -> tuple[str, ...]:
+        """The resource slot folders of skill *name*, empty ones included."""
+        known = self._slots.get(name)
+        if known is not None:
+            return known
+        folders = {path.split("/", 1)[0] for path in self.resources(name) if "/" in path}
+        return tuple(slot for slot in _SLOTS if slot in folders)
 
     def read_resource(self, name: str, path: str) -> bytes:
         """One file of the embedded skill *name*. Raises ``SkillUsageError`` for a path
@@ -267,16 +304,25 @@ def _package_files(folder: Traversable, prefix: str, depth: int = 0) -> list[tup
 
 @attrs.frozen
 class ResourceSlot:
-    """A read-only binding slot of a tool descriptor (seed 002)."""
+    """A read-only binding slot of a tool descriptor (seed 002). ``path`` is the slot
+    folder's path, for display: files are read through ``read_resource`` only."""
 
     name: str
     resource_type: str
     access: Literal["read_only"] = "read_only"
+    path: str = ""
 
 
 @attrs.frozen
 class ToolDescriptor:
-    """A skill as a tool of a registry (seed 002): read-only, namespaced."""
+    """A skill as a tool of a registry (seed 002): read-only, namespaced.
+
+    ``agent_skill_path`` is the skill folder's path for display (an operator reading a
+    registry); skillguard never opens a path from it. ``body`` is ``""`` in a
+    descriptor built before activation (``AgentSkills.tool_descriptor``) and the full
+    body in one built from a loaded skill. A slot exists for each slot folder the skill
+    has, empty ones included.
+    """
 
     name: str
     description: str
@@ -285,6 +331,8 @@ class ToolDescriptor:
     source: Literal["agent_skill"] = "agent_skill"
     read_only: bool = True
     writes: bool = False
+    agent_skill_path: str = ""
+    body: str = ""
 
 
 @attrs.frozen
@@ -298,6 +346,8 @@ class PreparedLoad:
     origin: str
     path: str
     request: ApprovalRequest | None = None
+    # The host's id of the tool call this load answers (``prepare_call``).
+    execution_id: str | None = None
 
     @property
     def name(self) -> str:
@@ -410,15 +460,31 @@ class LoadedSkill:
         return activation_text(self.name, self.body, self.resources())
 
     def to_tool_descriptor(self) -> ToolDescriptor:
-        folders = {path.split("/", 1)[0] for path in self.resources() if "/" in path}
-        return ToolDescriptor(
-            name=f"{self.source}/{self.name}",
-            description=self.skill.description,
-            allowed_tools=self.skill.allowed_tools,
-            resource_slots=tuple(
-                ResourceSlot(slot, f"agent_skill_{slot}") for slot in _SLOTS if slot in folders
-            ),
-        )
+        """The activated skill as a registry tool: the full body, its folder's display
+        path, a slot per slot folder (from the approved snapshot, for a workspace
+        skill)."""
+        if self._served is None:
+            folder = f"{self._loader.embedded.origin}/{self.name}"
+            slots = self._loader.embedded.slots(self.name)
+        else:
+            folder = self._served.snapshot.folder
+            slots = self._served.snapshot.slots
+        return _descriptor(self.source, self.skill, folder, slots, self.body)
+
+
+def _descriptor(
+    source: Source, skill: Skill, folder: str, slots: Sequence[str], body: str
+) -> ToolDescriptor:
+    return ToolDescriptor(
+        name=f"{source}/{skill.name}",
+        description=skill.description,
+        allowed_tools=skill.allowed_tools,
+        resource_slots=tuple(
+            ResourceSlot(slot, f"agent_skill_{slot}", path=f"{folder}/{slot}") for slot in slots
+        ),
+        agent_skill_path=folder,
+        body=body,
+    )
 
 
 # -- the loader ----------------------------------------------------------------------
@@ -452,7 +518,8 @@ class Loader:
     is up to 1,024 characters of text from whoever wrote the workspace, in the system
     prompt, before any human looked at it; leave it off unless the workspace is yours.
     *approval_timeout* (seconds, default 300; ``None`` waits forever) bounds how long
-    ``aload`` waits for an async approver.
+    ``aload`` waits for an async approver. *registry* is the operator's
+    ``SelectionRegistry`` for ``select`` (it never grants anything).
 
     Raises ``SkillUsageError`` for a bad argument. Close it (or use it as a context
     manager) to release the workspace roots' descriptors.
@@ -473,6 +540,7 @@ class Loader:
         trust_store: TrustStore | None = None,
         show_unapproved_descriptions: bool = False,
         approval_timeout: float | None = 300.0,
+        registry: SelectionRegistry | None = None,
     ) -> None:
         from ._policy import AllowPolicy  # noqa: PLC0415 - avoids an import cycle
 
@@ -494,6 +562,9 @@ class Loader:
             raise SkillUsageError("bad_argument", "trust_store must be a skillguard.TrustStore")
         if not isinstance(show_unapproved_descriptions, bool):
             raise SkillUsageError("bad_argument", "show_unapproved_descriptions must be a bool")
+        if registry is not None and not isinstance(registry, SelectionRegistry):
+            raise SkillUsageError("bad_argument", "registry must be a SelectionRegistry")
+        self.registry = registry
         self.policy = policy
         self.embedded = embedded or EmbeddedSkills({})
         self.approver = approver
@@ -531,6 +602,9 @@ class Loader:
         self._inflight_bytes: Counter[str] = Counter()
         self._catalog_seen: dict[str, str] = {}
         self._bind_tokens: dict[str, object] = {}
+        # agent -> (the candidates an index was built for, the index): rebuilt only
+        # when what the agent may select changes.
+        self._indexes: dict[str, tuple[object, SelectionIndex]] = {}
         if self.workspace is not None:
             self._discover_workspace(self.workspace)
         self._frozen = True
@@ -937,6 +1011,271 @@ class AgentSkills:
     def catalog_json(self) -> str:
         return catalog_json([(m.name, m.description, _location(m), s) for m, s in self._catalog()])
 
+    def tool_descriptor(self, name: str) -> ToolDescriptor:
+        """Tier 1: skill *name* as a registry tool before activation (``body`` is
+        ``""``), authorized as ``describe``. A workspace skill shows what was approved
+        for this agent (its snapshot's description, tools, folder and slots); until
+        then, its name only. Raises what ``describe`` raises."""
+        meta = self.describe(name)
+        loader = self._loader
+        skill = loader.embedded.get(name)
+        if skill is not None:
+            origin = f"{loader.embedded.origin}/{name}"
+            return _descriptor("embedded", skill, origin, loader.embedded.slots(name), "")
+        approved = self._approved_for_selection(name)
+        if approved is not None and approved._served is not None:  # noqa: SLF001
+            snapshot = approved._served.snapshot  # noqa: SLF001
+            return _descriptor("workspace", snapshot.skill, snapshot.folder, snapshot.slots, "")
+        return ToolDescriptor(f"workspace/{meta.name}", meta.description, (), ())
+
+    # The ready skill tool (seed 004) ---------------------------------------------
+
+    def tool_info(self) -> ToolInfo:
+        """The ``skill`` tool a model is given: its description embeds this agent's
+        catalog, escaped; ``as_openai()``, ``as_anthropic()`` and ``as_mcp()`` give
+        the hosts' exact shapes."""
+        return ToolInfo.for_catalog(self.catalog_xml())
+
+    def invoke(self, args_json: str | bytes) -> str:
+        """Run one model call of the tool: the activation text of the skill named in
+        *args_json*. Raises ``MalformedSkillError`` (``bad_arguments``),
+        ``SkillContainmentError`` (``bad_name``, before authorization), and what
+        ``load`` raises."""
+        return self.load(self._tool_name(args_json)).activation()
+
+    async def ainvoke(self, args_json: str | bytes, *, timeout: float | None = None) -> str:
+        """``invoke`` for asyncio swarms (``aload``)."""
+        name = self._tool_name(args_json)
+        return (await self.aload(name, timeout=timeout)).activation()
+
+    def prepare_call(self, execution_id: str | uuid.UUID, args_json: str | bytes) -> PreparedLoad:
+        """``prepare`` for one model call of the tool, identified by the host's
+        *execution_id*, which travels in the ``ApprovalRequest`` and in the call's
+        audit records. Pass the result to ``load`` or ``aload``. Raises what
+        ``invoke`` raises, and ``SkillUsageError`` for a bad *execution_id*."""
+        execution = tool_execution_id(execution_id)
+        return self._prepare(self._tool_name(args_json), by_user=False, execution=execution)
+
+    def _tool_name(self, args_json: object) -> str:
+        try:
+            return requested_name(args_json)
+        except (MalformedSkillError, SkillContainmentError) as exc:
+            self._deny("load_denied", None, exc)
+            raise
+
+    # Selection (seed 003) -----------------------------------------------------------
+
+    def select(
+        self,
+        task: str,
+        *,
+        context: str | Sequence[str] | None = None,
+        max_skills: int = 3,
+        per_skill_bytes: int = 8000,
+        total_bytes: int = 32000,
+    ) -> Selection:
+        """The skills this agent needs for *task*, loaded and rendered, within the byte
+        caps (``_select``'s rules). Only skills the agent may load and a model may invoke
+        are candidates; a workspace skill is served only from a snapshot approved for
+        this agent or pinned in the trust store (the approver is asked for a pinned one),
+        and otherwise skipped with a reason; use ``aselect`` to await the approver.
+        Records ``skills_selected`` with the task's sha256, never its text. Raises
+        ``SkillUsageError`` for a bad argument and ``AuditError``."""
+        args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
+        ranked, warnings = self._ranked(args[0], args[1])
+        return self._compose(args, ranked, warnings, None)
+
+    async def aselect(
+        self,
+        task: str,
+        *,
+        context: str | Sequence[str] | None = None,
+        max_skills: int = 3,
+        per_skill_bytes: int = 8000,
+        total_bytes: int = 32000,
+        timeout: float | None = None,
+    ) -> Selection:
+        """``select`` for asyncio swarms: a matching workspace skill not approved yet is
+        put to the approver (``aload``) and selected only if approved."""
+        args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
+        ranked, warnings = self._ranked(args[0], args[1])
+        # Asked in rank order until max_skills are served: a human is not asked about a
+        # skill that would not be used.
+        loaded: dict[str, LoadedSkill | SkillError] = {}
+        served = 0
+        for match in ranked:
+            if served == args[2]:
+                break
+            result: LoadedSkill | SkillError | None = self._approved_for_selection(match.name)
+            if result is None:
+                try:
+                    result = await self._aload(match.name, timeout=timeout, by_user=False)
+                except SkillError as exc:
+                    result = exc
+            loaded[match.name] = result
+            served += isinstance(result, LoadedSkill)
+        return self._compose(args, ranked, warnings, loaded)
+
+    def _ranked(self, task: str, context: str) -> tuple[list[Match], tuple[str, ...]]:
+        """The candidates that match, best first; rule 1 of the module docstring: only
+        what the agent may load and a model may invoke."""
+        loader = self._loader
+        candidates = []
+        for meta, source in self._candidates():
+            candidates.append((meta.name, meta.description, source, meta.sha256))
+        key = tuple(candidates)
+        registry = loader.registry.keywords if loader.registry is not None else {}
+        with loader._lock:  # noqa: SLF001
+            cached = loader._indexes.get(self.agent)  # noqa: SLF001
+        if cached is not None and cached[0] == key:
+            index = cached[1]
+        else:
+            index = SelectionIndex(((name, text) for name, text, _, _ in candidates), registry)
+            with loader._lock:  # noqa: SLF001
+                loader._indexes[self.agent] = (key, index)  # noqa: SLF001
+        names = {name for name, _, _, _ in candidates}
+        warnings = tuple(
+            f"the registry names {name!r}, which this agent cannot select: ignored"
+            for name in sorted(set(registry) - names)
+        )
+        return index.rank(task, context), warnings
+
+    def _candidates(self) -> list[tuple[SkillMeta, Source]]:
+        """Every skill the agent may load and a model may invoke, with its full
+        metadata: an unapproved workspace skill's description ranks it, and never
+        reaches the prompt (only an approved snapshot's body does)."""
+        loader = self._loader
+        grant = loader.policy.grant(self.agent)
+        out = []
+        for name in sorted(grant.skills if grant is not None else ()):
+            try:
+                source = loader._source_of(self.agent, name)  # noqa: SLF001
+            except SkillError:
+                continue
+            meta = loader.meta(source, name)
+            if not meta.disable_model_invocation:
+                out.append((meta, source))
+        return out
+
+    def _approved_for_selection(self, name: str) -> LoadedSkill | None:
+        """The snapshot of workspace skill *name* approved for this agent, while the
+        discovered SKILL.md is still the approved one."""
+        loader = self._loader
+        if loader.embedded.get(name) is not None or name not in loader._workspace_meta:  # noqa: SLF001
+            return None
+        served = loader._approved_snapshot(self.agent, name)  # noqa: SLF001
+        if served is None or served.snapshot.skill.sha256 != loader.meta("workspace", name).sha256:
+            return None
+        return LoadedSkill(self.agent, served.snapshot.skill, "workspace", loader, served)
+
+    def _served_for_selection(self, name: str) -> LoadedSkill | SkillError:
+        """A skill's body for a synchronous selection, through the same gates as
+        ``load``: embedded skills load; a workspace skill only from a snapshot approved
+        for this agent, or through the approver when the trust store pins it."""
+        loader = self._loader
+        approved = self._approved_for_selection(name)
+        if approved is not None:
+            return approved
+        try:
+            source = loader._source_of(self.agent, name)  # noqa: SLF001
+            if source == "workspace":
+                meta = loader.meta(source, name)
+                store = loader.trust_store
+                pin = store.pinned(name, _folder(meta)) if store is not None else None
+                if pin is None or pin.skill_sha256 != meta.sha256:
+                    return ApprovalRequiredError(
+                        "not_approved",
+                        "a workspace skill nobody approved or pinned: use aselect",
+                        name=name,
+                        agent=self.agent,
+                    )
+            return self.load(name)
+        except SkillError as exc:
+            return exc
+
+    def _compose(
+        self,
+        args: tuple[str, str, int, int, int],
+        ranked: list[Match],
+        warnings: tuple[str, ...],
+        loaded: dict[str, LoadedSkill | SkillError] | None,
+    ) -> Selection:
+        """Rules 5 and 6 of ``_select``: in rank order, each served skill rendered
+        within the caps, or skipped with a reason; then the audit record (no record,
+        no selection). *loaded* holds what ``aselect`` was served; ``None`` serves
+        synchronously."""
+        skipped: list[SkippedSkill] = []
+        task, _, max_skills, per_skill_bytes, total_bytes = args
+        items: list[SelectedSkill] = []
+        blocks: list[str] = []
+        used = 0
+        for match in ranked:
+            if len(items) == max_skills:
+                skipped.append(
+                    SkippedSkill(match.name, "max_skills", f"{max_skills} skills already selected")
+                )
+                continue
+            if loaded is not None and match.name not in loaded:
+                skipped.append(
+                    SkippedSkill(match.name, "max_skills", "ranked too low to be asked for")
+                )
+                continue
+            served = (
+                loaded[match.name] if loaded is not None else self._served_for_selection(match.name)
+            )
+            if isinstance(served, SkillError):
+                skipped.append(SkippedSkill(match.name, served.code, served.reason))
+                continue
+            # The skill's own block, cut at its own cap if need be; then it fits what is
+            # left of the total or is skipped: never shrunk to make room (rule 6).
+            rendered = render_bounded(served.name, served.body, served.resources(), per_skill_bytes)
+            if rendered is None:
+                skipped.append(
+                    SkippedSkill(
+                        match.name, "over_per_skill_bytes", "per_skill_bytes cannot hold the block"
+                    )
+                )
+                continue
+            block, cut = rendered
+            size = len(block.encode("utf-8"))
+            if size > total_bytes - used:
+                skipped.append(
+                    SkippedSkill(
+                        match.name, "over_total_bytes", "the skill no longer fits total_bytes"
+                    )
+                )
+                continue
+            used += size
+            blocks.append(block)
+            items.append(
+                SelectedSkill(
+                    match.name,
+                    served.source,
+                    match.score,
+                    match.matched,
+                    size,
+                    cut,
+                    "registry" if match.tier else "description",
+                )
+            )
+        selection = Selection(
+            self.agent, task_digest(task), tuple(items), tuple(skipped), "".join(blocks), warnings
+        )
+        self._loader.auditor.emit(
+            "skills_selected",
+            agent=self.agent,
+            decision="allow" if items else "none",
+            skill=",".join(selection.names) or None,
+            size=selection.total_bytes,
+            sha256=selection.task_sha256,
+            reason="; ".join(
+                f"{item.name}: {item.bytes} bytes{', truncated' if item.truncated else ''}"
+                for item in items
+            )
+            or "nothing matched",
+        )
+        return selection
+
     # Tier 2 ------------------------------------------------------------------------
 
     def prepare(self, name: str, *, by_user: bool = False) -> PreparedLoad:
@@ -946,6 +1285,9 @@ class AgentSkills:
         only then does a ``disable-model-invocation`` skill load. Raises
         ``UnknownSkillError``, the parser and containment errors, and ``AuditError``.
         """
+        return self._prepare(name, by_user=by_user, execution=None)
+
+    def _prepare(self, name: str, *, by_user: bool, execution: str | None) -> PreparedLoad:
         loader = self._loader
         try:
             source = loader._source_of(self.agent, name)  # noqa: SLF001
@@ -953,7 +1295,9 @@ class AgentSkills:
                 skill = loader.embedded.get(name)
                 assert skill is not None
                 self._check_invocation(skill, by_user=by_user)
-                return PreparedLoad(self.agent, skill, source, loader.embedded.origin, name)
+                return PreparedLoad(
+                    self.agent, skill, source, loader.embedded.origin, name, None, execution
+                )
             meta = loader.meta(source, name)
             served = loader._snapshot(meta)  # noqa: SLF001
             self._check_invocation(served.snapshot.skill, by_user=by_user)
@@ -961,7 +1305,9 @@ class AgentSkills:
             self._deny("load_denied", name, exc)
             raise
         snapshot = served.snapshot
-        request = make_request(self.agent, snapshot, meta.root, meta.location)
+        request = make_request(
+            self.agent, snapshot, meta.root, meta.location, execution_id=execution or ""
+        )
         loader.auditor.emit(
             "approval_requested",
             agent=self.agent,
@@ -972,9 +1318,10 @@ class AgentSkills:
             sha256=snapshot.skill.sha256,
             digest=snapshot.digest,
             request_id=request.request_id,
+            execution_id=execution,
         )
         prepared = PreparedLoad(
-            self.agent, snapshot.skill, source, meta.root, meta.location, request
+            self.agent, snapshot.skill, source, meta.root, meta.location, request, execution
         )
         loader._issue(  # noqa: SLF001
             _Issued(
@@ -1178,6 +1525,7 @@ class AgentSkills:
             sha256=request.sha256,
             digest=request.digest,
             request_id=request.request_id,
+            execution_id=request.execution_id or None,
             **fields,
         )
 
@@ -1261,7 +1609,7 @@ class AgentSkills:
             skill = self._loader.embedded.get(name)
             assert skill is not None
             self._check_invocation(skill, by_user=by_user)
-            return self._grant_embedded(skill)
+            return self._grant_embedded(skill, getattr(prepared, "execution_id", None))
         issued = self._loader._redeem(self.agent, prepared)  # noqa: SLF001
         if issued is None or issued.request.skill != name or issued.by_user != by_user:
             error = ApprovalDeniedError(
@@ -1320,11 +1668,12 @@ class AgentSkills:
             digest=served.snapshot.digest,
             approver=decision.by,
             request_id=request.request_id,
+            execution_id=request.execution_id or None,
         )
         self._loader._remember(self.agent, served)  # noqa: SLF001
         return LoadedSkill(self.agent, skill, "workspace", self._loader, served)
 
-    def _grant_embedded(self, skill: Skill) -> LoadedSkill:
+    def _grant_embedded(self, skill: Skill, execution: object = None) -> LoadedSkill:
         if skill.name in self._loader._workspace_meta:  # noqa: SLF001
             self._loader.auditor.emit(
                 "shadowing_refused",
@@ -1345,6 +1694,7 @@ class AgentSkills:
             size=skill.size,
             sha256=skill.sha256,
             approver="embedded",
+            execution_id=execution if isinstance(execution, str) else None,
         )
         return LoadedSkill(self.agent, skill, "embedded", self._loader)
 
@@ -1363,6 +1713,29 @@ class AgentSkills:
             code=error.code,
             reason=reason or error.reason,
         )
+
+
+def _selection_args(
+    task: object, context: object, max_skills: object, per_skill: object, total: object
+) -> tuple[str, str, int, int, int]:
+    if not isinstance(task, str):
+        raise SkillUsageError("bad_argument", "task must be a str")
+    if context is None:
+        text = ""
+    elif isinstance(context, str):
+        text = context
+    elif isinstance(context, (list, tuple)) and all(isinstance(item, str) for item in context):
+        text = "\n".join(context)
+    else:
+        raise SkillUsageError("bad_argument", "context must be a str or a list of str")
+    for value, what in (
+        (max_skills, "max_skills"),
+        (per_skill, "per_skill_bytes"),
+        (total, "total_bytes"),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SkillUsageError("bad_argument", f"{what} must be a positive int")
+    return task, text, max_skills, per_skill, total  # type: ignore[return-value]
 
 
 def _location(meta: SkillMeta) -> str:

@@ -130,6 +130,27 @@ def parse_skill_with(
     backend: Backend | None,
 ) -> Skill:
     """``parse_skill`` with an explicit YAML backend (for the differential tests)."""
+    try:
+        return _parse(
+            raw, expected_name=expected_name, limits=limits, profile=profile, backend=backend
+        )
+    except MalformedSkillError as exc:
+        # The caller knows which skill it asked for: say so in the error, whatever rule
+        # failed (a folder name that is not a valid name is not repeated).
+        if exc.name is None and expected_name is not None and is_valid_name(expected_name):
+            exc.name = expected_name
+            exc.args = (exc._render(),)  # noqa: SLF001 - the error's own message
+        raise
+
+
+def _parse(
+    raw: bytes,
+    *,
+    expected_name: str | None,
+    limits: Limits | None,
+    profile: Profile,
+    backend: Backend | None,
+) -> Skill:
     if not isinstance(raw, bytes):
         raise SkillUsageError("bad_argument", "raw must be bytes")
     if expected_name is not None and not isinstance(expected_name, str):
@@ -213,13 +234,15 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
 class _Fields:
     """Checks the composed frontmatter against the Agent Skills rules and a profile."""
 
-    __slots__ = ("compat", "fields", "lines", "warnings")
+    __slots__ = ("compat", "fields", "inert", "lines", "warnings")
 
     def __init__(self, fields: dict[str, YamlValue], lines: KeyLines, profile: Profile) -> None:
         self.fields = fields
         self.lines = lines
         self.compat = profile == "compat"
         self.warnings: list[SkillWarning] = []
+        # Known fields of a shape the spec does not allow, kept (compat) as inert data.
+        self.inert: dict[str, YamlValue] = {}
 
     def error(self, code: str, reason: str, key: str) -> MalformedSkillError:
         return MalformedSkillError(code, reason, key=key, line=self.lines.get(key))
@@ -397,12 +420,27 @@ class _Fields:
             steps.append(Step(index, item))
         return tuple(steps)
 
+    def compatibility(self) -> str | None:
+        """The spec's string; under compat, a mapping (seed 002's ``min_agent_version``
+        shape) is kept in ``extra`` as inert data, with a warning, and grants nothing."""
+        value = self.fields["compatibility"]
+        if self.compat and isinstance(value, FrozenMap):
+            self.warn(
+                "compatibility_mapping",
+                "'compatibility' is a mapping, not the spec's string: kept as inert data",
+                "compatibility",
+            )
+            self.inert["compatibility"] = value
+            return None
+        return self.text("compatibility", COMPATIBILITY_MAX, relax_length=False)
+
     def extra(self) -> FrozenMap:
-        if self.fields.keys() <= _KNOWN_FIELDS:  # the usual case, in one C-level check
+        if self.fields.keys() <= _KNOWN_FIELDS and not self.inert:  # the usual case
             return EMPTY_MAP
         extra = {key: value for key, value in self.fields.items() if key not in _KNOWN_FIELDS}
         for key in extra:
             self.warn("unknown_field", f"unknown field {safe_repr(key)} kept as inert data", key)
+        extra.update(self.inert)
         return FrozenMap(extra)
 
 
@@ -434,11 +472,7 @@ def _build(
         sha256=hashlib.sha256(raw).hexdigest(),
         size=len(raw),
         license=check.string("license") if "license" in fields else None,
-        compatibility=(
-            check.text("compatibility", COMPATIBILITY_MAX, relax_length=False)
-            if "compatibility" in fields
-            else None
-        ),
+        compatibility=check.compatibility() if "compatibility" in fields else None,
         metadata=check.metadata() if "metadata" in fields else EMPTY_MAP,
         allowed_tools=check.allowed_tools() if "allowed-tools" in fields else (),
         steps=check.steps() if "steps" in fields else (),

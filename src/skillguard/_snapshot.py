@@ -112,6 +112,9 @@ class Snapshot:
     manifest: Manifest
     folder: str  # the skill folder's display path, as the approval source
     text: str = ""  # the whole SKILL.md as decoded text, for the approver to read
+    # The resource slot folders it held, empty ones included (for tool descriptors;
+    # not in the digest: an empty folder holds nothing to approve).
+    slots: tuple[str, ...] = ()
 
     @property
     def digest(self) -> str:
@@ -174,7 +177,7 @@ def take_snapshot(
     counts = Counter(entry.code for entry in skipped)
     manifest = Manifest(tuple(files), tuple(skipped[:SKIPPED_KEPT]), tuple(sorted(counts.items())))
     # parse_skill accepted the bytes, so they decode (the BOM, if any, shown as such).
-    return Snapshot(skill, manifest, folder, raw.decode("utf-8"))
+    return Snapshot(skill, manifest, folder, raw.decode("utf-8"), listing.folders)
 
 
 def read_verified(root: SafeRoot, location: str, snapshot: Snapshot, path: str) -> bytes:
