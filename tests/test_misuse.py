@@ -63,6 +63,9 @@ from skillguard import (
     ResourceSlot,
     RootPath,
     SafeRoot,
+    SelectedSkill,
+    Selection,
+    SelectionRegistry,
     Shadowed,
     Skill,
     SkillContainmentError,
@@ -75,8 +78,10 @@ from skillguard import (
     SkillWarning,
     Skipped,
     SkippedEntry,
+    SkippedSkill,
     Step,
     ToolDescriptor,
+    ToolInfo,
     TrustStore,
     UnknownSkillError,
     Verification,
@@ -84,6 +89,7 @@ from skillguard import (
     activation_text,
     agent_error_code,
     agent_tools,
+    aide_roots,
     audit_summary,
     catalog_json,
     catalog_xml,
@@ -679,6 +685,80 @@ CALLS: dict[str, Call] = {
             v(a[0], _audit_lines(w)), agent=v(a[1], None), since=v(a[2], None)
         ),
     ),
+    # -- selection and the ready skill tool.
+    "AgentSkills.select": Call(
+        2, lambda w, a: w.handle.select(v(a[0], "say hello"), max_skills=v(a[1], 3))
+    ),
+    "AgentSkills.aselect": Call(
+        2,
+        lambda w, a: asyncio.run(w.handle.aselect(v(a[0], "say hello"), context=v(a[1], None))),
+    ),
+    "AgentSkills.tool_info": Call(0, lambda w, a: w.handle.tool_info()),
+    "AgentSkills.tool_descriptor": Call(1, lambda w, a: w.handle.tool_descriptor(v(a[0], "hello"))),
+    "AgentSkills.invoke": Call(1, lambda w, a: w.handle.invoke(v(a[0], '{"name": "hello"}'))),
+    "AgentSkills.ainvoke": Call(
+        1, lambda w, a: asyncio.run(w.handle.ainvoke(v(a[0], '{"name": "hello"}')))
+    ),
+    "AgentSkills.prepare_call": Call(
+        2,
+        lambda w, a: w.handle.prepare_call(v(a[0], "call-1"), v(a[1], '{"name": "hello"}')),
+    ),
+    "EmbeddedSkills.slots": Call(1, lambda w, a: w.embedded.slots(v(a[0], "hello"))),
+    "SelectionRegistry": Call(
+        1, lambda w, a: SelectionRegistry(v(a[0], {"hello": ("greet", "hello")}))
+    ),
+    "SelectionRegistry.from_yaml": Call(
+        1,
+        lambda w, a: SelectionRegistry.from_yaml(
+            v(a[0], b"skills:\n  hello:\n    keywords: [hi]\n")
+        ),
+    ),
+    "SelectionRegistry.from_file": Call(
+        1, lambda w, a: SelectionRegistry.from_file(v(a[0], _registry_file(w)))
+    ),
+    "Selection": Call(
+        2,
+        lambda w, a: Selection(
+            agent=v(a[0], "planner"), task_sha256="0" * 64, items=(), skipped=(), text=v(a[1], "")
+        ),
+    ),
+    "Selection.as_dict": Call(0, lambda w, a: w.handle.select("say hello").as_dict()),
+    "SelectedSkill": Call(
+        2,
+        lambda w, a: SelectedSkill(
+            name=v(a[0], "hello"),
+            source="embedded",
+            score=v(a[1], 1.0),
+            matched=(),
+            bytes=0,
+            truncated=False,
+            via="description",
+        ),
+    ),
+    "SelectedSkill.as_dict": Call(
+        0,
+        lambda w, a: SelectedSkill(
+            name="hello",
+            source="embedded",
+            score=1.0,
+            matched=(),
+            bytes=0,
+            truncated=False,
+            via="description",
+        ).as_dict(),
+    ),
+    "SkippedSkill": Call(
+        2, lambda w, a: SkippedSkill(name=v(a[0], "x"), code=v(a[1], "c"), reason="r")
+    ),
+    "SkippedSkill.as_dict": Call(0, lambda w, a: SkippedSkill("x", "c", "r").as_dict()),
+    "ToolInfo": Call(
+        2, lambda w, a: ToolInfo(name=v(a[0], "skill"), description=v(a[1], "d"), parameters={})
+    ),
+    "ToolInfo.for_catalog": Call(1, lambda w, a: ToolInfo.for_catalog(v(a[0], "<c/>"))),
+    "ToolInfo.as_openai": Call(1, lambda w, a: w.handle.tool_info().as_openai(api=v(a[0], "chat"))),
+    "ToolInfo.as_anthropic": Call(0, lambda w, a: w.handle.tool_info().as_anthropic()),
+    "ToolInfo.as_mcp": Call(0, lambda w, a: w.handle.tool_info().as_mcp()),
+    "aide_roots": Call(2, lambda w, a: aide_roots(v(a[0], w.tmp), environ=v(a[1], {}))),
     # -- agent definition files.
     "parse_agent": Call(2, lambda w, a: parse_agent(v(a[0], AGENT_MD), profile=v(a[1], "strict"))),
     "load_agent_context": Call(
@@ -746,6 +826,12 @@ def _agent_repo(w: World) -> Path:
         (repo / "docs").mkdir()
         (repo / "docs" / "a.md").write_bytes(b"# A\n")
     return repo
+
+
+def _registry_file(w: World) -> Path:
+    path = w.tmp / "registry.yaml"
+    path.write_bytes(b"skills:\n  hello:\n    keywords: [hi]\n")
+    return path
 
 
 def _audit_lines(w: World) -> list[bytes]:

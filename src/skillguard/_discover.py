@@ -109,6 +109,31 @@ def _is_paths(value: object, *, allow: tuple[type, ...]) -> bool:
     )
 
 
+def _root_arguments(
+    project: object, home: object, environ: object
+) -> tuple[str, str, Mapping[str, str]]:
+    """The project folder, the user's home and the environment, checked: raises
+    ``SkillUsageError`` for a project or home that is not a path, or an environ that
+    is not a mapping."""
+    if project is not None and not isinstance(project, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "project must be a path")
+    if home is not None and not isinstance(home, (str, os.PathLike)):
+        raise SkillUsageError("bad_argument", "home must be a path")
+    if environ is not None and not isinstance(environ, Mapping):
+        raise SkillUsageError("bad_argument", "environ must be a mapping")
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    base = operator_path(project, "project") if project is not None else "."
+    user_home = os.path.expanduser(operator_path(home, "home") if home is not None else "~")
+    return base, user_home, env
+
+
+def _variable(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    if value is not None and not isinstance(value, str):
+        raise SkillUsageError("bad_argument", f"environ[{name!r}] must be a str")
+    return value
+
+
 def default_roots(
     project: str | os.PathLike[str] | None = None,
     *,
@@ -127,19 +152,9 @@ def default_roots(
     would read it: ``SKILLGUARD_USER_SKILLS="~/skills"`` set from a config file that
     no shell expanded must not become a folder named ``~`` below the working folder.
     """
-    if project is not None and not isinstance(project, (str, os.PathLike)):
-        raise SkillUsageError("bad_argument", "project must be a path")
-    if home is not None and not isinstance(home, (str, os.PathLike)):
-        raise SkillUsageError("bad_argument", "home must be a path")
-    if environ is not None and not isinstance(environ, Mapping):
-        raise SkillUsageError("bad_argument", "environ must be a mapping")
-    env = os.environ if environ is None else environ
-    base = operator_path(project, "project") if project is not None else "."
+    base, user_home, env = _root_arguments(project, home, environ)
     roots = [RootPath(base, relative) for relative in PROJECT_ROOTS]
-    user_home = os.path.expanduser(operator_path(home, "home") if home is not None else "~")
-    override = env.get(USER_ROOTS_ENV)
-    if override is not None and not isinstance(override, str):
-        raise SkillUsageError("bad_argument", f"environ[{USER_ROOTS_ENV!r}] must be a str")
+    override = _variable(env, USER_ROOTS_ENV)
     if override is not None:
         roots.extend(
             RootPath(_expand_home(folder, user_home))
@@ -175,15 +190,9 @@ def aide_roots(
     then the user root: the folder ``AIDE_SKILLS_ROOT`` names (one folder; a leading
     ``~`` is the home folder), else ``~/.agents/skills``. Raises ``SkillUsageError``
     for an argument that is not a path."""
-    if project is not None and not isinstance(project, (str, os.PathLike)):
-        raise SkillUsageError("bad_argument", "project must be a path")
-    if home is not None and not isinstance(home, (str, os.PathLike)):
-        raise SkillUsageError("bad_argument", "home must be a path")
-    env = os.environ if environ is None else environ
-    base = os.fspath(project) if project is not None else "."
+    base, user_home, env = _root_arguments(project, home, environ)
     roots = [RootPath(base, relative) for relative in AIDE_PROJECT_ROOTS]
-    user_home = os.path.expanduser(os.fspath(home) if home is not None else "~")
-    override = env.get(AIDE_USER_ROOT_ENV)
+    override = _variable(env, AIDE_USER_ROOT_ENV)
     if override:
         roots.append(RootPath(_expand_home(override, user_home)))
     else:

@@ -256,7 +256,10 @@ class EmbeddedSkills:
         return tuple(sorted(self._resources.get(name, {})))
 
     def slots(self, name: str) -> tuple[str, ...]:
-        """The resource slot folders of skill *name*, empty ones included."""
+        """The resource slot folders of skill *name*, empty ones included. Raises
+        ``SkillUsageError`` when *name* is not a str."""
+        if not isinstance(name, str):
+            raise SkillUsageError("bad_argument", "a skill name must be a str")
         known = self._slots.get(name)
         if known is not None:
             return known

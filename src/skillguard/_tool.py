@@ -75,6 +75,10 @@ class ToolInfo:
 
     @classmethod
     def for_catalog(cls, catalog_xml: str) -> ToolInfo:
+        """The skill tool whose description embeds *catalog_xml* (already escaped, as
+        ``AgentSkills.catalog_xml`` gives it). Raises ``SkillUsageError`` for a non-str."""
+        if not isinstance(catalog_xml, str):
+            raise SkillUsageError("bad_argument", "catalog_xml must be a str")
         description = _INTRO + ("\n\n" + catalog_xml if catalog_xml else "\n\nNo skills.")
         return cls(TOOL_NAME, description, _schema())
 
@@ -82,6 +86,8 @@ class ToolInfo:
         """An OpenAI function tool: the Chat Completions shape, or with
         ``api="responses"`` the Responses API's flat shape. Both are strict (the
         schema already lists every property as required, with no others)."""
+        if not isinstance(api, str) or api not in ("chat", "responses"):
+            raise SkillUsageError("bad_argument", "api must be 'chat' or 'responses'")
         if api == "responses":
             return {
                 "type": "function",
@@ -90,8 +96,6 @@ class ToolInfo:
                 "parameters": _schema(),
                 "strict": True,
             }
-        if api != "chat":
-            raise SkillUsageError("bad_argument", "api must be 'chat' or 'responses'")
         return {
             "type": "function",
             "function": {

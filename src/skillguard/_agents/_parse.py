@@ -159,7 +159,7 @@ def parse_agent(
         limits = DEFAULT_LIMITS
     elif not isinstance(limits, Limits):
         raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
-    if profile not in _PROFILES:
+    if not isinstance(profile, str) or profile not in _PROFILES:
         raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
     if len(raw) > limits.max_skill_bytes:
         raise MalformedSkillError(
