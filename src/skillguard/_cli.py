@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import attrs
 
-from ._agents._command import add_agent_command, run_agent_context
+from ._agents._command import add_agent_command, run_agent_command, run_agent_context
 from ._approval import is_digest
 from ._commands import report, run_audit, run_catalog, run_load, run_trust
 from ._discover import default_roots, discover
@@ -365,6 +365,7 @@ def _write_text(
 
 
 _SWARM_COMMANDS = {
+    "agent": run_agent_command,
     "catalog": run_catalog,
     "load": run_load,
     "trust": run_trust,
