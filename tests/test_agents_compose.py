@@ -27,6 +27,7 @@ from skillguard import (
 )
 from skillguard._agents._compose import parse_frontmatter
 from skillguard._cli import main
+from skillguard._fs import OutputFolder
 from skillguard._text import find_hidden
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -870,3 +871,35 @@ def test_t100_strict_json_fuzz_target(data: bytes) -> None:
 @pytest.mark.parametrize("path", _JSON_CORPUS, ids=lambda p: p.name)
 def test_t100_strict_json_fuzz_corpus(path: Path) -> None:
     json_target.check(path.read_bytes())
+
+
+# -- the output folder ------------------------------------------------------------------
+
+
+def test_t105_the_output_folder_writes_plain_files_only(tmp_path: Path) -> None:
+    with pytest.raises(SkillNotFoundError):
+        OutputFolder(str(tmp_path / "no" / "such"), create=True)
+    with pytest.raises(SkillNotFoundError):
+        OutputFolder(str(tmp_path / "absent"))
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SkillContainmentError) as caught:
+        OutputFolder(str(tmp_path / "file"))
+    assert caught.value.code == "not_a_directory"
+    with OutputFolder(str(tmp_path / "out"), create=True) as folder:
+        assert folder.read("a.md", cap=10) is None
+        folder.write("a.md", b"one")
+        folder.write("a.md", b"two")
+        assert folder.read("a.md", cap=10) == b"two"
+        assert folder.read("a.md", cap=1) == b"tw"  # cap + 1: enough to see it differs
+        for name in ("../a.md", "sub/a.md", "", "/abs"):
+            with pytest.raises(SkillContainmentError):
+                folder.write(name, b"x")
+        os.mkfifo(tmp_path / "out" / "pipe.md")
+        with pytest.raises(SkillContainmentError) as caught:
+            folder.read("pipe.md", cap=5)
+        assert caught.value.code == "not_regular_file"
+        with pytest.raises(SkillContainmentError) as caught:
+            folder.write("pipe.md", b"")
+        assert caught.value.code == "not_regular_file"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.md", "pipe.md"]
+    folder.close()  # closing twice is harmless
