@@ -520,7 +520,7 @@ def compose_in(
     resolver = _Resolver(token_map, harness, drop_null_tools=drop_null_tools)
     body = _substitute(body, _TOOL_RE, resolver.prose_tool, limits.max_composed_bytes)
     body = _substitute(body, _PATH_RE, resolver.path, limits.max_composed_bytes)
-    _refuse_leftover(body, AGENT_FILE)
+    _refuse_leftover(body, f"the body composed for {harness}")
     tools = _tools(frontmatter.tools, resolver)
     for key, value in (
         ("name", frontmatter.name),

@@ -271,8 +271,8 @@ def _to_stdout(
         err.writelines(f"skillguard: {_skipped_line(entry)}" for entry in skipped)
         if not failed:
             err.write(
-                f"skillguard: without --output, PATH must be one agent folder "
-                f"({len(composed)} composed)\n"
+                "skillguard: without --output, PATH must be one agent folder with a "
+                f"folder for this harness ({len(composed)} composed)\n"
             )
             return _EXIT_USAGE
         return _EXIT_FAILED
