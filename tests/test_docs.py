@@ -21,6 +21,8 @@ ERROR_CALLS = {
     "AuditError",
     "AgentNotFoundError",
     "_fail",
+    "_refuse",
+    "StrictJSONError",
     "error",
 }
 WARNING_CALLS = {"SkillWarning", "warn"}

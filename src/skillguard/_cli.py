@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import attrs
 
-from ._agents._command import add_agent_command, run_agent_context
+from ._agents._command import add_agent_command, run_agent_command, run_agent_context
 from ._approval import is_digest
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
@@ -394,6 +394,7 @@ def _positive(value: str) -> int:
 
 _SWARM_COMMANDS = {
     "select": run_select,
+    "agent": run_agent_command,
     "catalog": run_catalog,
     "load": run_load,
     "trust": run_trust,

@@ -25,6 +25,7 @@ relative to the descriptor, and:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -57,6 +58,7 @@ __all__ = [
     "Entry",
     "FileLock",
     "Listing",
+    "OutputFolder",
     "Resolver",
     "SafeRoot",
     "Skipped",
@@ -1036,3 +1038,134 @@ class AppendFile:
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view) :]
+
+
+# -- generated files (composed agents) ------------------------------------------------
+# The output folder is the operator's, but what is already in it may not be: a
+# repository can commit a symlink where a generated file will go. Every write is made
+# relative to one held descriptor of the folder, nothing is followed, and a name that
+# is not a plain regular file is refused rather than replaced.
+
+_OUTPUT_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class OutputFolder:
+    """A folder that generated files are written into, held by its descriptor.
+
+    ``OutputFolder(path, create=True)`` makes the folder if it is missing (its parents
+    must exist) and opens it ``O_DIRECTORY|O_NOFOLLOW``: a symlink as the folder is
+    refused. Names are single components checked by :func:`split_name`.
+
+    Raises ``SkillContainmentError`` (``symlink``, ``not_a_directory``, ``bad_name``,
+    ``not_regular_file``) and ``SkillNotFoundError`` (``missing``, ``unreadable``).
+    """
+
+    def __init__(self, path: str, *, create: bool = False) -> None:
+        self.path = path
+        if create:
+            try:
+                os.mkdir(path, 0o755)  # a final symlink is never followed by mkdir
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise _classify(exc, "the output folder") from exc
+        try:
+            self._fd = os.open(path, _OUTPUT_DIR_FLAGS)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
+                raise SkillContainmentError(
+                    "symlink", "the output folder is a symlink; it is not followed"
+                ) from exc
+            raise _classify(exc, "the output folder") from exc
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __enter__(self) -> OutputFolder:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _name(name: str) -> str:
+        parts = split_name(name)
+        if len(parts) != 1:
+            raise _bad_name("a generated file name is one path component", name)
+        return parts[0]
+
+    def _existing(self, name: str) -> os.stat_result | None:
+        try:
+            info = os.stat(name, dir_fd=self._fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _classify(exc, "the generated file") from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise SkillContainmentError(
+                "symlink",
+                f"{safe_repr(name)} in the output folder is a symlink; it is not replaced",
+            )
+        if not stat.S_ISREG(info.st_mode):
+            raise SkillContainmentError(
+                "not_regular_file", f"{safe_repr(name)} in the output folder is not a regular file"
+            )
+        return info
+
+    def read(self, name: str, *, cap: int) -> bytes | None:
+        """The bytes of the regular file *name* (at most cap+1), or ``None`` if absent."""
+        name = self._name(name)
+        if self._existing(name) is None:
+            return None
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=self._fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _classify(exc, "the generated file") from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise SkillContainmentError(
+                    "not_regular_file", f"{safe_repr(name)} in the output folder is not a file"
+                )
+            chunks: list[bytes] = []
+            size = 0
+            while size <= cap and (chunk := os.read(fd, cap + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            os.close(fd)
+        return b"".join(chunks)
+
+    def write(self, name: str, data: bytes) -> None:
+        """Replace *name* with *data* atomically: a new file in the folder, synced, renamed.
+
+        The temporary file is created ``O_EXCL|O_NOFOLLOW`` beside the target and
+        renamed over it within the held descriptor; a symlink or a non-regular file
+        already at *name* is refused, never replaced or followed.
+        """
+        name = self._name(name)
+        self._existing(name)
+        temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            fd = os.open(temporary, _TEMP_FLAGS, 0o644, dir_fd=self._fd)
+        except OSError as exc:
+            raise _classify(exc, "the generated file") from exc
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.rename(temporary, name, src_dir_fd=self._fd, dst_dir_fd=self._fd)
+            os.fsync(self._fd)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=self._fd)
+            raise

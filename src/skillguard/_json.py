@@ -8,10 +8,15 @@ level. ``loads_strict`` refuses all three, before any value is built where it ca
 * the nesting depth is counted by a scan outside strings, before ``json`` runs, so no
   input can reach ``RecursionError``;
 * a key repeated in one object, at any depth, is refused;
-* ``NaN``, ``Infinity`` and ``-Infinity`` are refused.
+* ``NaN``, ``Infinity`` and ``-Infinity`` are refused;
+* a ``//`` or ``/*`` comment outside a string is refused with a reason that says so
+  (JSON has no comments, and a reader that skips them would see another document
+  than one that refuses them).
 
-Errors are ``StrictJSONError`` (a ``ValueError``) with a reason and no content; each
-caller turns it into its own typed ``SkillError``.
+Errors are ``StrictJSONError`` (a ``ValueError``) with a reason and no content, and a
+``code`` that names the one defect (``json_too_large``, ``json_bad_encoding``,
+``json_too_deep``, ``json_comment``, ``json_duplicate_key``, ``json_non_finite``,
+``json_syntax``); each caller turns it into its own typed ``SkillError``.
 """
 
 from __future__ import annotations
@@ -24,19 +29,26 @@ __all__ = ["StrictJSONError", "loads_strict"]
 
 # A backslash escape is taken whole (so an escaped quote never ends a string), then
 # quotes and brackets one at a time.
-_TOKENS = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+_TOKENS = re.compile(r'\\.|["\[\]{}/]', re.DOTALL)
 
 
 class StrictJSONError(ValueError):
-    """The document is not strict JSON within the caps."""
+    """The document is not strict JSON within the caps; ``code`` names the defect."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
 
 
-def _refuse(reason: str) -> NoReturn:
-    raise StrictJSONError(reason)
+def _refuse(code: str, reason: str) -> NoReturn:
+    raise StrictJSONError(code, reason)
 
 
 def _depth(text: str) -> int:
-    """The deepest nesting of ``[`` and ``{`` outside strings (one regex pass)."""
+    """The deepest nesting of ``[`` and ``{`` outside strings (one regex pass).
+
+    A comment outside a string is refused here, where strings are already told apart.
+    """
     depth = deepest = 0
     in_string = False
     for match in _TOKENS.finditer(text):
@@ -45,6 +57,14 @@ def _depth(text: str) -> int:
             in_string = not in_string
         elif in_string or len(char) == 2:
             continue
+        elif char == "/":
+            if text[match.end() : match.end() + 1] in ("/", "*"):
+                line = text.count("\n", 0, match.start()) + 1
+                _refuse(
+                    "json_comment",
+                    f"line {line}: JSON does not allow comments (remove the "
+                    f"{text[match.start() : match.end() + 1]} comment)",
+                )
         elif char in "[{":
             depth += 1
             deepest = max(deepest, depth)
@@ -56,12 +76,12 @@ def _depth(text: str) -> int:
 def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     record = dict(pairs)
     if len(record) != len(pairs):
-        _refuse("a key is repeated in one object")
+        _refuse("json_duplicate_key", "a key is repeated in one object")
     return record
 
 
 def _constant(name: str) -> NoReturn:
-    _refuse(f"{name} is not a JSON number")
+    _refuse("json_non_finite", f"{name} is not a JSON number")
 
 
 def loads_strict(raw: bytes | str, *, max_bytes: int, max_depth: int) -> object:
@@ -73,19 +93,22 @@ def loads_strict(raw: bytes | str, *, max_bytes: int, max_depth: int) -> object:
         text = raw
         # A character is at most four bytes: only a long text needs encoding to measure.
         if len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
-            _refuse(f"the document is larger than {max_bytes} bytes")
+            _refuse("json_too_large", f"the document is larger than {max_bytes} bytes")
     else:
         if len(raw) > max_bytes:
-            _refuse(f"the document is larger than {max_bytes} bytes")
+            _refuse("json_too_large", f"the document is larger than {max_bytes} bytes")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            _refuse("the document is not valid UTF-8")
+            _refuse("json_bad_encoding", "the document is not valid UTF-8")
     if _depth(text) > max_depth:
-        _refuse(f"the document nests deeper than {max_depth} levels")
+        _refuse("json_too_deep", f"the document nests deeper than {max_depth} levels")
     try:
         return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
     except StrictJSONError:
         raise
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise StrictJSONError("json_syntax", f"the document is not valid JSON ({where})") from exc
     except (ValueError, RecursionError) as exc:
-        raise StrictJSONError("the document is not valid JSON") from exc
+        raise StrictJSONError("json_syntax", "the document is not valid JSON") from exc

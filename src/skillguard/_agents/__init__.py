@@ -10,11 +10,16 @@ character rules and the error tree. The rooms:
   and the contained reads of its ``core_knowledge`` files;
 * ``_envelope``: the seed's JSON envelope and its four error codes;
 * ``_grant``: the declared tools narrowed by the policy, never widened;
+* ``_tokenmap``: ``token-map.json`` (seed 001), strict JSON into a frozen ``TokenMap``;
+* ``_compose``: composable agent directories (seed 001), read and composed;
+* ``_directory``: which folders are agents, and validating them;
+* ``_compose_command``: ``skillguard agent compose`` and ``agent validate``;
 * ``_command``: ``skillguard agent context``.
 """
 
 from __future__ import annotations
 
+from ._compose import ComposedAgent, ComposeLimits, compose
 from ._envelope import agent_error_code
 from ._grant import AgentTools, agent_tools
 from ._parse import AgentDefinition, parse_agent
@@ -26,6 +31,7 @@ from ._resolve import (
     load_agent_context,
     read_core_knowledge,
 )
+from ._tokenmap import TokenMap, parse_token_map
 
 __all__ = [
     "HARNESS_PRESETS",
@@ -33,10 +39,15 @@ __all__ = [
     "AgentDefinition",
     "AgentNotFoundError",
     "AgentTools",
+    "ComposeLimits",
+    "ComposedAgent",
     "KnowledgeFile",
+    "TokenMap",
     "agent_error_code",
     "agent_tools",
+    "compose",
     "load_agent_context",
     "parse_agent",
+    "parse_token_map",
     "read_core_knowledge",
 ]

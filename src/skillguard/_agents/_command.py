@@ -1,5 +1,8 @@
 """``skillguard agent context``: the seed's envelope on stdout, and nothing else.
 
+(``agent compose`` and ``agent validate`` live in ``_compose_command``; they report
+like the other commands, not as an envelope.)
+
 Rules (threat-model.md T76): stdout carries exactly one line of ASCII JSON without a
 trailing newline, on success and on every error; nothing is written to stderr (the
 seed's "no prose output"), not even for a bad option, which argparse would report as
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from skillguard._errors import SkillError, SkillUsageError
 
+from ._compose_command import add_compose_commands, run_agent_compose, run_agent_validate
 from ._envelope import MISSING_ARGUMENT, dumps, error_envelope
 from ._resolve import HARNESS_PRESETS, load_agent_context
 
@@ -22,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import TextIO
 
-__all__ = ["add_agent_command", "run_agent_context"]
+__all__ = ["add_agent_command", "run_agent_command", "run_agent_context"]
 
 _EXIT_OK = 0
 _EXIT_FAILED = 1
@@ -62,6 +66,14 @@ def add_agent_command(commands: Any) -> None:  # noqa: ANN401 - argparse's priva
         description="Resolve --agent in the repository and print its envelope.",
     )
     _options(context)
+    add_compose_commands(actions)
+
+
+def run_agent_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run ``agent compose`` or ``agent validate`` (``agent context`` runs on its own)."""
+    if args.action == "compose":
+        return run_agent_compose(args, out, err)
+    return run_agent_validate(args, out, err)
 
 
 def _write(out: TextIO, envelope: dict[str, object]) -> None:
