@@ -21,6 +21,7 @@ import contextlib
 import inspect
 import io
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -43,6 +44,7 @@ from skillguard import (
     AuditError,
     AuditLog,
     Auditor,
+    ComposeLimits,
     ConsoleApprover,
     Decision,
     Discovery,
@@ -80,6 +82,7 @@ from skillguard import (
     SkippedEntry,
     SkippedSkill,
     Step,
+    TokenMap,
     ToolDescriptor,
     ToolInfo,
     TrustStore,
@@ -93,6 +96,7 @@ from skillguard import (
     audit_summary,
     catalog_json,
     catalog_xml,
+    compose,
     default_roots,
     deny_all,
     discover,
@@ -101,6 +105,7 @@ from skillguard import (
     openat2_available,
     parse_agent,
     parse_skill,
+    parse_token_map,
     read_core_knowledge,
     render_audit_report,
     verify_records,
@@ -109,7 +114,6 @@ from tests.strategies import Booby, BytesPath, hostile_values
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from pathlib import Path
 
 
 SKILL_MD = b"---\nname: hello\ndescription: Says hello.\n---\nHello.\n"
@@ -292,6 +296,13 @@ AGENT_MD = (
     b"---\nname: Helper\ndescription: Helps.\ntools: Read, Grep\n---\n"
     b"## Persona\nKind.\n\n## Core Knowledge\n- Read docs/a.md\n\n## Rules\n- Be brief.\n"
 )
+
+
+AGENTS = Path(__file__).resolve().parent.parent / "examples" / "agents"
+
+
+def _token_map() -> TokenMap:
+    return parse_token_map((AGENTS / "token-map.json").read_bytes())
 
 
 CALLS: dict[str, Call] = {
@@ -759,6 +770,33 @@ CALLS: dict[str, Call] = {
     "ToolInfo.as_anthropic": Call(0, lambda w, a: w.handle.tool_info().as_anthropic()),
     "ToolInfo.as_mcp": Call(0, lambda w, a: w.handle.tool_info().as_mcp()),
     "aide_roots": Call(2, lambda w, a: aide_roots(v(a[0], w.tmp), environ=v(a[1], {}))),
+    # -- composable agent directories.
+    "compose": Call(
+        3,
+        lambda w, a: compose(
+            v(a[0], AGENTS / "ralph"),
+            v(a[1], "claude"),
+            token_map=v(a[2], _token_map()),
+        ),
+    ),
+    "parse_token_map": Call(
+        2,
+        lambda w, a: parse_token_map(
+            v(a[0], (AGENTS / "token-map.json").read_bytes()), max_bytes=v(a[1], 1 << 20)
+        ),
+    ),
+    "TokenMap": Call(
+        1,
+        lambda w, a: TokenMap(harnesses=v(a[0], ()), tools={}, paths={}, prefixes={}),
+    ),
+    "TokenMap.knows": Call(1, lambda w, a: _token_map().knows(v(a[0], "claude"))),
+    "ComposeLimits": Call(1, lambda w, a: ComposeLimits(max_sections=v(a[0], 64))),
+    "ComposedAgent": Call(
+        1,
+        lambda w, a: attrs.evolve(
+            compose(AGENTS / "ralph", "claude", token_map=_token_map()), file=v(a[0], "x.md")
+        ),
+    ),
     # -- agent definition files.
     "parse_agent": Call(2, lambda w, a: parse_agent(v(a[0], AGENT_MD), profile=v(a[1], "strict"))),
     "load_agent_context": Call(

@@ -83,7 +83,10 @@ class TokenMap:
     prefixes: Mapping[str, str]
 
     def knows(self, harness: str) -> bool:
-        """Whether *harness* may be composed with this map."""
+        """Whether *harness* may be composed with this map. Raises ``SkillUsageError``
+        when *harness* is not a str."""
+        if not isinstance(harness, str):
+            raise SkillUsageError("bad_argument", "a harness must be a str")
         return not self.harnesses or harness in self.harnesses
 
 
@@ -239,6 +242,8 @@ def parse_token_map(raw: bytes, *, max_bytes: int = TOKEN_MAP_MAX_BYTES) -> Toke
     """
     if not isinstance(raw, bytes):
         raise SkillUsageError("bad_argument", "raw must be bytes")
+    if type(max_bytes) is not int or max_bytes < 1:
+        raise SkillUsageError("bad_argument", "max_bytes must be a positive int")
     document = load_json_object(raw, what="the token map", max_bytes=max_bytes)
     unknown = sorted(set(document) - _TOP_KEYS)
     if unknown:
