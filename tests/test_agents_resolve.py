@@ -342,3 +342,31 @@ def test_the_identity_is_the_file_name_without_its_suffix(repo: Path, resolver: 
     assert load(repo, "agents/plain", resolver).identity == "plain"
     assert load(repo, "agents/.md", resolver).identity == ".md"
     assert load(repo, "agents/x.agent.md", resolver).identity == "x"
+
+
+# -- findings of the security review (each fails until its defect is fixed) ------------
+
+
+@pytest.mark.parametrize("harness", [["claude"], {"claude": 1}, {"claude"}])
+def test_a_harness_of_an_unhashable_type_is_a_usage_error(
+    repo: Path, resolver: Resolver, harness: object
+) -> None:
+    """``harness not in HARNESS_PRESETS`` raises ``TypeError`` for an unhashable value."""
+    with pytest.raises(SkillUsageError):
+        load(repo, "x", resolver, harnesses=(harness,))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root searches a folder of mode 000")
+def test_t74_an_unsearchable_folder_on_the_way_never_falls_back(
+    repo: Path, resolver: Resolver
+) -> None:
+    """``has_entry`` reads EACCES on ``src`` as "absent", so a repository that makes
+    ``src`` unsearchable gets ``.team-development/src/agents/x.md`` loaded instead."""
+    put(repo, "src/agents/x.md")
+    put(repo, ".team-development/src/agents/x.md")
+    (repo / "src").chmod(0)
+    try:
+        error = refusal(repo, "x", resolver)
+    finally:
+        (repo / "src").chmod(0o755)
+    assert agent_error_code(error) == "AGENT_FILE_UNREADABLE"

@@ -905,3 +905,18 @@ def test_t50_verify_never_raises_on_what_lines_hold(
 def test_t50_audit_summary_never_raises(args: str) -> None:
     assert audit_summary(args).isprintable()
     assert audit_summary('{"name": ' + json.dumps(args) + "}").isprintable()
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999"])
+def test_a_non_finite_number_is_tampering_and_a_corrupt_tail(tmp_path: Path, number: str) -> None:
+    """``json`` reads ``1e999`` as ``inf`` and the canonical encoder then raises
+    ``ValueError``: the verifier must name the line, and the writer must refuse the
+    tail with ``AuditError``, never let the ``ValueError`` escape."""
+    lines = write_log(tmp_path / "a.jsonl", 2)
+    forged = f'{{"event":"x","n":{number}}}'
+    result = verify_records([*lines, forged])
+    assert (result.intact, result.line) == (False, len(lines) + 1)
+    path = tmp_path / "b.jsonl"
+    path.write_text(forged + "\n")
+    with pytest.raises(AuditError):
+        AuditLog(str(path))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
+import stat
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
@@ -535,3 +537,55 @@ def test_t95_any_text_in_any_field_creates_no_element(text: str) -> None:
     raw.encode("utf-8")  # what the command line writes
     assert find_hidden(raw) is None
     assert Page(raw).tags == report(swarm_records(12, text="plain"))[1].tags
+
+
+# -- findings of the security review (each fails until its defect is fixed) ------------
+
+
+def test_t98_a_non_finite_number_is_tampering_not_a_crash() -> None:
+    """``1e999`` parses to ``inf``, which the canonical encoder then refuses with a
+    ``ValueError``: a forger must get "tampered at line N", never an untyped exception
+    in place of the page."""
+    lines = [*forged_lines(swarm_records(2)), b'{"event":"x","n":1e999}\n']
+    result, page = render_audit_report(lines)
+    assert (result.status, result.line) == ("tampered", 4)
+    assert Page(page).state() == "tampered"
+
+
+def test_t98_audit_report_of_a_non_finite_number_writes_the_page(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    lines = [*forged_lines(swarm_records(2)), b'{"event":"x","n":-1e999}\n']
+    log = write(tmp_path / "audit.jsonl", lines)
+    output = tmp_path / "report.html"
+    code, out, err = run(capsys, "audit", "report", log, "--output", str(output))
+    assert (code, err) == (1, "")
+    assert out.startswith("tampered: line 4")
+    assert Page(output.read_text()).state() == "tampered"
+
+
+def test_t98_audit_report_never_replaces_a_special_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--output /dev/null`` (run as root) replaced the device node with a regular file:
+    ``write_atomic`` renames over whatever the path names. A FIFO stands in for the
+    device here."""
+    log = write(tmp_path / "audit.jsonl", forged_lines(swarm_records(2)))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code, out, _ = run(capsys, "audit", "report", log, "--output", str(fifo))
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert code != 0
+    assert "report written" not in out
+
+
+def test_audit_report_leaves_no_copy_of_the_log_behind_when_it_cannot_write(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """When the final rename fails (the output is a folder) the temporary file, which
+    holds the whole report, stays beside it."""
+    log = write(tmp_path / "audit.jsonl", forged_lines(swarm_records(2)))
+    (tmp_path / "folder").mkdir()
+    code, _, err = run(capsys, "audit", "report", log, "--output", str(tmp_path / "folder"))
+    assert (code, err) == (1, "skillguard: the report cannot be written to --output\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["audit.jsonl", "folder"]

@@ -36,6 +36,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import re
 import secrets
 import time
@@ -153,7 +154,20 @@ def _no_constant(name: str) -> object:
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
 )
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+
+
+def _finite(text: str) -> float:
+    # json reads 1e999 as inf, which no record can hold (the encoder refuses it): a
+    # line carrying one is tampering, not a crash in canonical().
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("a number that is not finite")
+    return value
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite
+)
 
 
 def canonical(record: Mapping[str, object]) -> bytes:

@@ -635,8 +635,13 @@ class SafeRoot:
             return True
         try:
             dir_fd = self._open_dir(parts[:-1], "the folder", search_only=True)
-        except SkillNotFoundError:
-            return False
+        except SkillNotFoundError as exc:
+            # Only a folder that is not there makes the entry absent: one that cannot be
+            # searched (EACCES) is a refusal, never "absent", or a caller that searches
+            # several places would fall through to the next one (threat-model.md T74).
+            if exc.code == "missing":
+                return False
+            raise
         try:
             os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
@@ -838,7 +843,20 @@ def read_trusted_bytes(path: str) -> bytes:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace *path* with *data* atomically: a new file beside it, synced, renamed."""
+    """Replace *path* with *data* atomically: a new file beside it, synced, renamed.
+
+    Only a regular file (or nothing) is ever replaced: a FIFO, socket, device or folder
+    at *path* raises ``OSError`` (``EINVAL``) before anything is written, so a
+    mistyped output path can never turn ``/dev/null`` into a file. The temporary file
+    is removed whatever fails.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+            raise OSError(errno.EINVAL, "not a regular file", path)
     folder, name = os.path.split(os.path.abspath(path))
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
@@ -847,12 +865,14 @@ def write_atomic(path: str, data: bytes) -> None:
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
-    except BaseException:
         os.close(fd)
+        fd = -1
+        os.replace(temporary, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
         os.unlink(temporary)
         raise
-    os.close(fd)
-    os.replace(temporary, path)
 
 
 class FileLock:

@@ -160,11 +160,11 @@ def _check_arguments(
     if isinstance(harnesses, str) or not isinstance(harnesses, (tuple, list)):
         raise SkillUsageError("bad_argument", "harnesses must be a tuple of preset names")
     for harness in harnesses:
-        if harness not in HARNESS_PRESETS:
+        if not isinstance(harness, str) or harness not in HARNESS_PRESETS:
+            shown = safe_repr(harness) if isinstance(harness, str) else "?"
             raise SkillUsageError(
                 "bad_argument",
-                f"unknown harness preset {safe_repr(str(harness))}; "
-                f"known: {', '.join(HARNESS_PRESETS)}",
+                f"unknown harness preset {shown}; known: {', '.join(HARNESS_PRESETS)}",
             )
     if limits is None:
         limits = DEFAULT_LIMITS
