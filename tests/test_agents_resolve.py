@@ -370,3 +370,22 @@ def test_t74_an_unsearchable_folder_on_the_way_never_falls_back(
     finally:
         (repo / "src").chmod(0o755)
     assert agent_error_code(error) == "AGENT_FILE_UNREADABLE"
+
+
+def test_t75_core_knowledge_reads_are_bounded_in_total(tmp_path: Path) -> None:
+    from skillguard import Limits, parse_agent, read_core_knowledge
+
+    (tmp_path / "k.md").write_text("x" * 100)
+    directives = "".join("- Read k.md\n" for _ in range(5))
+    raw = f"---\nname: A\ndescription: d\n---\n## Core Knowledge\n{directives}".encode()
+    agent = parse_agent(raw)
+    # Three of 100 bytes fit a budget of 300; the fourth is past it, the fifth past the count.
+    limits = Limits(max_snapshot_bytes=300, max_resource_files=4)
+    results = read_core_knowledge(tmp_path, agent, limits=limits)
+    assert [r.error.code if r.error else "read" for r in results] == [
+        "read",
+        "read",
+        "read",
+        "too_large",
+        "too_many_entries",
+    ]

@@ -249,7 +249,10 @@ def read_core_knowledge(
     """Read the file of each ``core_knowledge`` directive of *agent*, beneath *repo*.
 
     Each entry is read through one ``SafeRoot`` on *repo*, at most
-    ``limits.max_skill_bytes`` of it. An entry that escapes the repository, passes a
+    ``limits.max_skill_bytes`` of it, and all of them together at most
+    ``limits.max_snapshot_bytes`` (an entry past that budget, or past the first
+    ``limits.max_resource_files`` entries, gets its typed error). ``directive`` and
+    ``path`` show hidden characters as ``[U+XXXX]``, like the envelope. An entry that escapes the repository, passes a
     symlink, is missing, oversize or not UTF-8 gets its typed error in ``error``
     (``SkillContainmentError``, ``SkillNotFoundError``, ``MalformedSkillError``); one
     bad entry never fails the others. Raises ``SkillUsageError`` for bad arguments and
@@ -264,19 +267,27 @@ def read_core_knowledge(
     elif not isinstance(limits, Limits):
         raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
     results: list[KnowledgeFile] = []
+    budget = limits.max_snapshot_bytes  # all the entries together, like a skill folder
     with SafeRoot(repo, resolver=resolver) as root:
-        for directive in agent.core_knowledge:
+        for number, directive in enumerate(agent.core_knowledge):
             path = _knowledge_path(directive)
+            shown = reveal(directive), reveal(path)
             try:
-                raw = root.read_file(path, cap=limits.max_skill_bytes)
+                if number >= limits.max_resource_files:
+                    raise SkillContainmentError(
+                        "too_many_entries",
+                        f"more than {limits.max_resource_files} core_knowledge entries",
+                    )
+                raw = root.read_file(path, cap=min(limits.max_skill_bytes, budget))
                 text = decode_utf8(raw, what="the knowledge file")
             except (SkillContainmentError, SkillNotFoundError, MalformedSkillError) as exc:
-                results.append(KnowledgeFile(directive=directive, path=path, error=exc))
+                results.append(KnowledgeFile(directive=shown[0], path=shown[1], error=exc))
                 continue
+            budget -= len(raw)
             results.append(
                 KnowledgeFile(
-                    directive=directive,
-                    path=path,
+                    directive=shown[0],
+                    path=shown[1],
                     text=reveal(text),
                     sha256=hashlib.sha256(raw).hexdigest(),
                 )
