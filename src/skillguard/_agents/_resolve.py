@@ -252,8 +252,8 @@ def read_core_knowledge(
     ``limits.max_skill_bytes`` of it, and all of them together at most
     ``limits.max_snapshot_bytes`` (an entry past that budget, or past the first
     ``limits.max_resource_files`` entries, gets its typed error). ``directive`` and
-    ``path`` show hidden characters as ``[U+XXXX]``, like the envelope. An entry that escapes the repository, passes a
-    symlink, is missing, oversize or not UTF-8 gets its typed error in ``error``
+    ``path`` show hidden characters as ``[U+XXXX]``, like the envelope. An entry that
+    escapes the repository, passes a symlink, is missing, oversize or not UTF-8 gets its typed error in ``error``
     (``SkillContainmentError``, ``SkillNotFoundError``, ``MalformedSkillError``); one
     bad entry never fails the others. Raises ``SkillUsageError`` for bad arguments and
     the ``SafeRoot`` errors when *repo* itself cannot be opened.
@@ -272,12 +272,14 @@ def read_core_knowledge(
         for number, directive in enumerate(agent.core_knowledge):
             path = _knowledge_path(directive)
             shown = reveal(directive), reveal(path)
+            if number >= limits.max_resource_files:
+                error = SkillContainmentError(
+                    "too_many_entries",
+                    f"more than {limits.max_resource_files} core_knowledge entries",
+                )
+                results.append(KnowledgeFile(directive=shown[0], path=shown[1], error=error))
+                continue
             try:
-                if number >= limits.max_resource_files:
-                    raise SkillContainmentError(
-                        "too_many_entries",
-                        f"more than {limits.max_resource_files} core_knowledge entries",
-                    )
                 raw = root.read_file(path, cap=min(limits.max_skill_bytes, budget))
                 text = decode_utf8(raw, what="the knowledge file")
             except (SkillContainmentError, SkillNotFoundError, MalformedSkillError) as exc:
