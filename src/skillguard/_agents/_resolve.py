@@ -253,7 +253,8 @@ def read_core_knowledge(
     ``limits.max_snapshot_bytes`` (an entry past that budget, or past the first
     ``limits.max_resource_files`` entries, gets its typed error). ``directive`` and
     ``path`` show hidden characters as ``[U+XXXX]``, like the envelope. An entry that
-    escapes the repository, passes a symlink, is missing, oversize or not UTF-8 gets its typed error in ``error``
+    escapes the repository, passes a symlink, is missing, oversize or not UTF-8 gets
+    its typed error in ``error``
     (``SkillContainmentError``, ``SkillNotFoundError``, ``MalformedSkillError``); one
     bad entry never fails the others. Raises ``SkillUsageError`` for bad arguments and
     the ``SafeRoot`` errors when *repo* itself cannot be opened.
