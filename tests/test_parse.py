@@ -6,6 +6,7 @@ Test names that start with ``test_tN_`` stop the threat ``TN`` of threat-model.m
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -1020,3 +1021,125 @@ def test_a_compatibility_mapping_is_refused_strict_and_inert_under_compat() -> N
     )
     assert text.compatibility == "agent 3.0 or later"
     assert text.extra == {}
+
+
+# -- namespaced names (seed 002, opt-in) -----------------------------------------------
+
+
+def named(name: str) -> bytes:
+    return doc(f"name: '{name}'\ndescription: Deploys.\n")
+
+
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+@pytest.mark.parametrize(
+    ("declared", "namespace"),
+    [
+        ("local/deploy", "local"),
+        ("Team_2/deploy", "Team_2"),
+        ("9/deploy", "9"),
+        ("a-" + "b" * 62 + "/deploy", "a-" + "b" * 62),
+    ],
+)
+def test_namespaced_name_splits_into_namespace_and_short_name(
+    declared: str, namespace: str, profile: str
+) -> None:
+    skill = parse_skill(
+        named(declared),
+        expected_name="deploy",
+        namespaces=True,
+        profile=profile,  # type: ignore[arg-type]
+    )
+    assert (skill.namespace, skill.name, skill.warnings) == (namespace, "deploy", ())
+
+
+def test_a_plain_name_has_no_namespace_with_the_opt_in() -> None:
+    skill = parse_skill(named("deploy"), expected_name="deploy", namespaces=True)
+    assert (skill.namespace, skill.name) == (None, "deploy")
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        "../x/deploy",  # a path with a parent step
+        "a/b/deploy",  # more than one separator
+        "a/b/c",
+        "/deploy",  # an empty namespace
+        "//deploy",
+        "./deploy",
+        "../deploy",
+        ".hidden/deploy",
+        "-x/deploy",  # must start with a letter or digit
+        "_x/deploy",
+        "lo cal/deploy",
+        "a\\b/deploy",  # a Windows separator
+        "a.b/deploy",
+        "caf\u00e9/deploy",  # ASCII only
+        "a" * 65 + "/deploy",  # over-long
+    ],
+)
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_t87_a_namespace_cannot_smuggle_a_path(declared: str, profile: str) -> None:
+    assert (
+        code_of(named(declared), expected_name="deploy", namespaces=True, profile=profile)
+        == "invalid_namespace"
+    )
+
+
+@pytest.mark.parametrize(
+    "declared", ["local/", "local/Deploy", "local/deploy_it", "local/..", "local/-deploy"]
+)
+def test_t87_the_short_name_of_a_namespaced_name_is_a_slug(declared: str) -> None:
+    assert code_of(named(declared), namespaces=True) == "invalid_name"
+
+
+def test_t87_the_short_name_must_equal_the_folder_name() -> None:
+    assert code_of(named("local/other"), expected_name="deploy", namespaces=True) == (
+        "name_mismatch"
+    )
+    # Under compat the folder name identifies the skill, as for any name; the
+    # namespace, valid, is kept.
+    skill = parse_skill(
+        named("local/other"), expected_name="deploy", namespaces=True, profile="compat"
+    )
+    assert (skill.namespace, skill.name) == ("local", "deploy")
+    assert [w.code for w in skill.warnings] == ["name_mismatch"]
+
+
+def test_t87_without_the_opt_in_a_namespaced_name_is_invalid() -> None:
+    assert code_of(named("local/deploy"), expected_name="deploy") == "invalid_name"
+    skill = parse_skill(named("local/deploy"), expected_name="deploy", profile="compat")
+    assert (skill.namespace, skill.name) == (None, "deploy")
+    assert [w.code for w in skill.warnings] == ["invalid_name"]
+
+
+def test_namespaces_must_be_a_bool() -> None:
+    with pytest.raises(SkillUsageError):
+        parse_skill(named("deploy"), namespaces="yes")  # type: ignore[arg-type]
+
+
+@settings(max_examples=300)
+@given(
+    st.text(alphabet=st.sampled_from("aZ9-_./\\ \u00e9\u0430\uff41"), min_size=1, max_size=12).map(
+        lambda prefix: prefix + "/deploy"
+    )
+)
+def test_t87_every_accepted_namespace_is_a_bounded_ascii_word(declared: str) -> None:
+    raw = doc(f"name: {json_quote(declared)}\ndescription: Deploys.\n")
+    namespace = declared.removesuffix("/deploy")
+    # An oracle written from seed 002's rule, independently of the parser's expression
+    # (the length bound has its own test: these namespaces are short).
+    good = namespace[0] in "aZ9" and set(namespace) <= set("aZ9-_")
+    for profile in ("strict", "compat"):
+        if not good:
+            assert (
+                code_of(raw, expected_name="deploy", namespaces=True, profile=profile)
+                == "invalid_namespace"
+            )
+            continue
+        skill = parse_skill(raw, expected_name="deploy", namespaces=True, profile=profile)
+        assert (skill.namespace, skill.name) == (namespace, "deploy")
+
+
+def json_quote(text: str) -> str:
+    # A YAML double-quoted scalar is a superset of a JSON string.
+    return json.dumps(text)

@@ -122,6 +122,9 @@ class Skill:
     exact raw bytes that were parsed, so an approval or an audit record can be bound
     to them. ``name`` is the skill's identifier: the frontmatter ``name``, or under the
     ``compat`` profile the folder name when the two disagree (with a warning).
+    ``namespace`` is the part before the ``/`` of a namespaced ``name``
+    (``local/deploy-to-staging``), accepted only when the host opts in; ``name`` is
+    then the short name, and stays the identifier every path and policy uses.
     """
 
     name: str
@@ -146,3 +149,4 @@ class Skill:
     model: str | None = None
     context: str | None = None
     agent: str | None = None
+    namespace: str | None = None

@@ -53,6 +53,10 @@ DESCRIPTION_MAX: Final = 1024
 COMPATIBILITY_MAX: Final = 500
 
 _NAME_RE: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# Seed 002's rule for a namespace: an ASCII letter or digit, then letters, digits, "-"
+# or "_". No ".", "/" or "\\" can appear, so no namespace reads as a path (T87).
+_NAMESPACE_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+NAMESPACE_MAX: Final = 64
 _FENCE_RE: Final = re.compile(r"---[ \t]*")  # a whole line, with fullmatch()
 # The character rules live in _text; these two names stay for the modules and tests
 # that import them: every character the rules look at (refused unless in context).
@@ -104,6 +108,7 @@ def parse_skill(
     expected_name: str | None = None,
     limits: Limits | None = None,
     profile: Profile = "strict",
+    namespaces: bool = False,
 ) -> Skill:
     """Parse the untrusted bytes of one SKILL.md document.
 
@@ -111,13 +116,24 @@ def parse_skill(
     frontmatter ``name`` must equal it (``compat`` accepts a mismatch with a warning
     and then identifies the skill by the folder name).
 
+    With *namespaces*, a ``name`` of the shape ``namespace/short-name`` is accepted
+    (seed 002): the short name is checked as any name (it is the skill's identifier,
+    and must equal the folder name), and the namespace must match seed 002's rule, at
+    most 64 characters, or the skill is refused with ``invalid_namespace`` under both
+    profiles. Without it, such a name is ``invalid_name``.
+
     Returns a frozen :class:`Skill`. Raises :class:`MalformedSkillError` when the bytes
     are not a valid skill, and :class:`SkillUsageError` when the arguments themselves
     are wrong (not bytes, an unknown profile, ``limits`` not a ``Limits``). Any other
     exception is a bug.
     """
     return parse_skill_with(
-        raw, expected_name=expected_name, limits=limits, profile=profile, backend=None
+        raw,
+        expected_name=expected_name,
+        limits=limits,
+        profile=profile,
+        backend=None,
+        namespaces=namespaces,
     )
 
 
@@ -128,11 +144,17 @@ def parse_skill_with(
     limits: Limits | None,
     profile: Profile,
     backend: Backend | None,
+    namespaces: bool = False,
 ) -> Skill:
     """``parse_skill`` with an explicit YAML backend (for the differential tests)."""
     try:
         return _parse(
-            raw, expected_name=expected_name, limits=limits, profile=profile, backend=backend
+            raw,
+            expected_name=expected_name,
+            limits=limits,
+            profile=profile,
+            backend=backend,
+            namespaces=namespaces,
         )
     except MalformedSkillError as exc:
         # The caller knows which skill it asked for: say so in the error, whatever rule
@@ -150,9 +172,12 @@ def _parse(
     limits: Limits | None,
     profile: Profile,
     backend: Backend | None,
+    namespaces: bool,
 ) -> Skill:
     if not isinstance(raw, bytes):
         raise SkillUsageError("bad_argument", "raw must be bytes")
+    if not isinstance(namespaces, bool):
+        raise SkillUsageError("bad_argument", "namespaces must be a bool")
     if expected_name is not None and not isinstance(expected_name, str):
         raise SkillUsageError("bad_argument", "expected_name must be a str or None")
     if limits is None:
@@ -177,7 +202,7 @@ def _parse(
     )
     # The body starts on the line after the closing fence.
     body_line = fm_first_line + frontmatter.count("\n") + 1
-    return _build(fields, lines, (body, body_line), raw, expected_name, profile)
+    return _build(fields, lines, (body, body_line), raw, (expected_name, namespaces), profile)
 
 
 def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
@@ -304,9 +329,35 @@ class _Fields:
             self.warn("field_too_long", message, key)
         return value
 
-    def name(self, expected_name: str | None) -> str:
+    def namespace(self, declared: str) -> tuple[str, str]:
+        """Split a namespaced ``name`` into its namespace and short name. Exactly one
+        ``/``; the namespace follows seed 002's rule and is refused under both profiles
+        when it does not (T87): it reaches a registry's tool name, and dropping it
+        would give the skill a different identity than its author wrote."""
+        namespace, _, short = declared.partition("/")
+        if (
+            "/" in short
+            or len(namespace) > NAMESPACE_MAX
+            or _NAMESPACE_RE.fullmatch(namespace) is None
+        ):
+            raise self.error(
+                "invalid_namespace",
+                f"the namespace of 'name' must be 1-{NAMESPACE_MAX} characters: an ASCII "
+                "letter or digit, then letters, digits, '-' or '_', and one '/' before "
+                "the short name",
+                "name",
+            )
+        return namespace, short
+
+    def name(self, expected_name: str | None, *, namespaces: bool) -> tuple[str | None, str]:
         declared = self.string("name")
         assert declared is not None  # presence is checked before
+        namespace: str | None = None
+        if namespaces and "/" in declared:
+            namespace, declared = self.namespace(declared)
+        return namespace, self.short_name(declared, expected_name)
+
+    def short_name(self, declared: str, expected_name: str | None) -> str:
         valid = is_valid_name(declared)
         if valid and (expected_name is None or declared == expected_name):
             return declared
@@ -449,16 +500,17 @@ def _build(
     lines: KeyLines,
     body_at: tuple[str, int],
     raw: bytes,
-    expected_name: str | None,
+    expected: tuple[str | None, bool],
     profile: Profile,
 ) -> Skill:
+    expected_name, namespaces = expected
     if "name" not in fields or "description" not in fields:
         missing = "name" if "name" not in fields else "description"
         raise MalformedSkillError(
             "missing_field", f"the required field {missing!r} is missing", key=missing
         )
     check = _Fields(fields, lines, profile)
-    name = check.name(expected_name)
+    namespace, name = check.name(expected_name, namespaces=namespaces)
     description = check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
     assert description is not None  # presence is checked above
     body, body_line = body_at
@@ -485,4 +537,5 @@ def _build(
         agent=check.string("agent") if "agent" in fields else None,
         extra=check.extra(),
         warnings=tuple(check.warnings) if check.warnings else (),
+        namespace=namespace,
     )
