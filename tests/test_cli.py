@@ -63,6 +63,28 @@ def test_examples_show_valid_and_broken_skills(capsys: pytest.CaptureFixture[str
     assert summary["failed"] == len(document["results"]) - 3
 
 
+def test_the_namespaced_example_passes_with_namespaces_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    example = str(EXAMPLES / "deploy-to-staging")
+    code, document = run_json(capsys, "--profile", "compat", example)
+    assert code == 0  # compat: the folder name replaces the invalid name
+    assert [w["code"] for w in document["results"][0]["warnings"]] == [
+        "invalid_name",
+        "compatibility_mapping",
+    ]
+    code, document = run_json(capsys, example)
+    assert (code, document["results"][0]["errors"][0]["code"]) == (1, "invalid_name")
+    code, document = run_json(capsys, "--profile", "compat", "--namespaces", example)
+    assert code == 0
+    assert document["results"][0]["skill"] == "deploy-to-staging"
+    assert [w["code"] for w in document["results"][0]["warnings"]] == ["compatibility_mapping"]
+    code, out, _ = run(capsys, "discover", "--profile", "compat", "--namespaces", str(EXAMPLES))
+    assert code == 0
+    assert "skill    deploy-to-staging  " in out
+    assert out.endswith("5 skills, 0 shadowed, 5 skipped\n")
+
+
 def test_json_result_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     write_skill(tmp_path / "demo", GOOD.format(name="demo"))
     write_skill(tmp_path / "extra", "---\nname: extra\ndescription: d\nauthor: me\n---\n")

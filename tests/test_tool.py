@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -22,6 +24,7 @@ from skillguard import (
     Loader,
     MalformedSkillError,
     SkillContainmentError,
+    SkillRoots,
     SkillUsageError,
     UnknownSkillError,
     parse_skill,
@@ -29,8 +32,6 @@ from skillguard import (
 from skillguard._tool import MAX_ARGUMENT_BYTES
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from skillguard import AgentSkills
 
 
@@ -280,3 +281,111 @@ def test_embedded_slots_from_files_and_arguments() -> None:
     assert given.slots("a") == ("scripts", "assets")
     with pytest.raises(SkillUsageError):
         EmbeddedSkills({"a": skill}, slots=["scripts"])  # type: ignore[arg-type]
+
+
+# -- namespaced names (seed 002) -------------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "skills" / "deploy-to-staging"
+
+
+def test_the_seed_example_loads_with_namespaces_and_is_named_by_them(tmp_path: Path) -> None:
+    embedded = tmp_path / "embedded"
+    shutil.copytree(EXAMPLE, embedded / "deploy-to-staging")
+    # Without the opt-in, compat identifies it by its folder and drops the namespace.
+    plain = EmbeddedSkills.from_directory(embedded, profile="compat").get("deploy-to-staging")
+    assert plain is not None
+    assert plain.namespace is None
+    assert [w.code for w in plain.warnings] == ["invalid_name", "compatibility_mapping"]
+    skills = EmbeddedSkills.from_directory(embedded, profile="compat", namespaces=True)
+    policy = AllowPolicy.from_mapping({"agents": {"ops": {"skills": ["deploy-to-staging"]}}})
+    ops = Loader(policy, embedded=skills).bind("ops")
+    (meta,) = ops.catalog()
+    assert (meta.namespace, meta.name) == ("local", "deploy-to-staging")
+    before = ops.tool_descriptor("deploy-to-staging")
+    assert (before.name, before.body) == ("local/deploy-to-staging", "")
+    assert [slot.name for slot in before.resource_slots] == ["scripts", "references", "assets"]
+    loaded = ops.load("deploy-to-staging")
+    assert loaded.skill.steps[3].text == "Execute scripts/deploy.py to deploy"
+    assert loaded.skill.allowed_tools == ("builtin/shell", "builtin/git-status")
+    assert loaded.resources() == (
+        "assets/config.json",
+        "references/runbook.md",
+        "scripts/deploy.py",
+    )
+    after = loaded.to_tool_descriptor()
+    assert after.name == "local/deploy-to-staging"
+    assert after.body.startswith("\n# Deployment Details")
+    assert after.resource_slots == before.resource_slots
+
+
+def test_t88_a_namespace_is_never_the_identifier(tmp_path: Path) -> None:
+    embedded = tmp_path / "embedded"
+    write(embedded / "deploy", "deploy", "Trusted deploy.", "Trusted.")
+    workspace = tmp_path / "workspace"
+    write(workspace / "deploy", "evil/deploy", "Shadow.", "Shadow.")
+    write(workspace / "notes", "team/notes", "Team notes.", "Notes.")
+    policy = AllowPolicy.from_mapping(
+        {"agents": {"planner": {"skills": ["deploy", "notes"], "workspace": "approve"}}}
+    )
+    asked: list[str] = []
+
+    def approve(request: ApprovalRequest) -> Decision:
+        asked.append(request.skill)
+        return Decision(approved=True, by="tester")
+
+    roots = SkillRoots([workspace], namespaces=True)
+    loader = Loader(
+        policy,
+        embedded=EmbeddedSkills.from_directory(embedded, namespaces=True),
+        workspace=roots,
+        approver=approve,
+    )
+    planner = loader.bind("planner")
+    # The policy grants, the approver sees and the model asks for the short name; a
+    # workspace namespace does not make a second skill of the embedded one's name.
+    assert planner.load("deploy").body == "Trusted.\n"
+    assert planner.tool_descriptor("deploy").name == "embedded/deploy"
+    # The namespace of a workspace skill nobody reviewed is not shown.
+    assert planner.tool_descriptor("notes").name == "workspace/notes"
+    assert [meta.namespace for meta in planner.catalog()] == [None, None]
+    with pytest.raises(SkillContainmentError) as bad:
+        planner.invoke(json.dumps({"name": "team/notes"}))
+    assert bad.value.code == "bad_name"
+    with pytest.raises(UnknownSkillError):
+        planner.load("team/notes")
+    assert planner.load("notes").to_tool_descriptor().name == "team/notes"
+    assert asked == ["notes"]
+    assert planner.tool_descriptor("notes").name == "team/notes"
+    assert [meta.namespace for meta in planner.catalog()] == [None, "team"]
+    roots.close()
+
+
+def test_t88_without_the_opt_in_a_namespaced_workspace_skill_is_skipped(tmp_path: Path) -> None:
+    write(tmp_path / "notes", "team/notes", "Team notes.", "Notes.")
+    with SkillRoots([tmp_path]) as roots:
+        found = roots.discover()
+    assert found.skills == ()
+    assert [(s.code, s.path) for s in found.skipped] == [("invalid_name", "notes")]
+    with SkillRoots([tmp_path], namespaces=True) as roots:
+        (meta,) = roots.discover().skills
+        assert (meta.namespace, meta.name) == ("team", "notes")
+        assert roots.load("notes").namespace == "team"
+    with pytest.raises(SkillUsageError):
+        SkillRoots([tmp_path], namespaces=1)  # type: ignore[arg-type]
+
+
+def test_t87_a_package_of_namespaced_skills_needs_the_opt_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "skillguard_namespaced_skills"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    write(package / "skills" / "deploy", "team/deploy", "Deploys.", "Deploy.")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(MalformedSkillError) as refused:
+        EmbeddedSkills.from_package("skillguard_namespaced_skills")
+    assert refused.value.code == "invalid_name"
+    embedded = EmbeddedSkills.from_package("skillguard_namespaced_skills", namespaces=True)
+    skill = embedded.get("deploy")
+    assert skill is not None
+    assert (skill.namespace, skill.name) == ("team", "deploy")

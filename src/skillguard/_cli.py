@@ -46,6 +46,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 DEFAULT_MAX_DEPTH = 8
+_NAMESPACES_HELP = "accept a namespaced name, namespace/short-name (seed 002)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -94,6 +95,7 @@ def _build_parser() -> _Parser:
         ),
     )
     validate.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    validate.add_argument("--namespaces", action="store_true", help=_NAMESPACES_HELP)
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument(
         "--max-depth",
@@ -114,6 +116,7 @@ def _build_parser() -> _Parser:
     )
     found.add_argument("--format", choices=("text", "json"), default="text")
     found.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    found.add_argument("--namespaces", action="store_true", help=_NAMESPACES_HELP)
     found.add_argument("--project", type=_path, help="the project whose roots to search")
     found.add_argument(
         "--trust-link-target",
@@ -218,7 +221,7 @@ def _error_entry(error: SkillError) -> dict[str, str]:
     return {"kind": error.kind, "code": error.code, "message": message}
 
 
-def _check(found: Found, profile: Profile) -> dict[str, Any]:
+def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any]:
     result: dict[str, Any] = {
         "path": display_path(found.path),
         "skill": None if found.folder is None else display_path(found.folder),
@@ -231,7 +234,9 @@ def _check(found: Found, profile: Profile) -> dict[str, Any]:
         return result
     assert found.raw is not None  # a Found holds either bytes or an error
     try:
-        skill = parse_skill(found.raw, expected_name=found.folder, profile=profile)
+        skill = parse_skill(
+            found.raw, expected_name=found.folder, profile=profile, namespaces=namespaces
+        )
     except SkillError as error:
         result["errors"].append(_error_entry(error))
     else:
@@ -265,7 +270,10 @@ def _internal_error(path: str, exc: BaseException) -> dict[str, Any]:
 def _discover(args: argparse.Namespace, out: TextIO) -> int:
     roots = args.roots or default_roots(args.project)
     found = discover(
-        roots, profile=args.profile, trusted_link_targets=tuple(args.trust_link_target)
+        roots,
+        profile=args.profile,
+        trusted_link_targets=tuple(args.trust_link_target),
+        namespaces=args.namespaces,
     )
     summary = {
         "skills": len(found.skills),
@@ -322,7 +330,9 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for path in args.paths:
         try:
             scan: Scan = scan_for_skills(path, max_depth=args.max_depth, limits=DEFAULT_LIMITS)
-            results.extend(_check(found, args.profile) for found in scan.found)
+            results.extend(
+                _check(found, args.profile, namespaces=args.namespaces) for found in scan.found
+            )
         except Exception as exc:  # a bug; reported, never a traceback
             results.append(_internal_error(path, exc))
             continue

@@ -234,6 +234,9 @@ class SkillMeta:
     # Claude Code's ``disable-model-invocation``: a catalog shown to a model can leave
     # such a skill out without reading its body.
     disable_model_invocation: bool = False
+    # The namespace of a namespaced name (``SkillRoots(namespaces=True)``); ``name``
+    # stays the short name, the identifier paths and policies use.
+    namespace: str | None = None
 
 
 @attrs.frozen
@@ -458,6 +461,7 @@ class SkillRoots:
         allow_hardlinks: bool = False,
         allow_cross_device: bool = False,
         resolver: Literal["auto", "openat2", "walk"] = "auto",
+        namespaces: bool = False,
     ) -> None:
         if not _is_paths(roots, allow=(str, os.PathLike, RootPath)):
             raise SkillUsageError("bad_argument", "roots must be a list of paths")
@@ -467,6 +471,10 @@ class SkillRoots:
         if not isinstance(self.limits, Limits):
             raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
         self.profile: Profile = profile
+        if not isinstance(namespaces, bool):
+            raise SkillUsageError("bad_argument", "namespaces must be a bool")
+        # Whether a namespaced ``name`` is accepted (``parse_skill(namespaces=...)``).
+        self.namespaces = namespaces
         self.trusted = tuple(
             operator_path(target, "a trusted link target") for target in trusted_link_targets
         )
@@ -585,7 +593,11 @@ class SkillRoots:
         seen.add(identity)
         try:
             skill = parse_skill(
-                hit.raw, expected_name=folder, limits=self.limits, profile=self.profile
+                hit.raw,
+                expected_name=folder,
+                limits=self.limits,
+                profile=self.profile,
+                namespaces=self.namespaces,
             )
         except SkillError as exc:
             state.skip(label, shown, exc.kind, exc.code, exc.reason)
@@ -648,7 +660,13 @@ class SkillRoots:
         """Tier 2: the skill *name*, read again and parsed (the body included)."""
         root, location = self._locate(name)
         raw = root.read_skill_file(location, cap=self.limits.max_skill_bytes)
-        return parse_skill(raw, expected_name=name, limits=self.limits, profile=self.profile)
+        return parse_skill(
+            raw,
+            expected_name=name,
+            limits=self.limits,
+            profile=self.profile,
+            namespaces=self.namespaces,
+        )
 
     def resources(self, name: str) -> Resources:
         """Tier 3: the files of the skill *name* (read-only, bounded)."""
@@ -703,6 +721,7 @@ class _DiscoveryState:
             skill.size,
             skill.warnings,
             skill.disable_model_invocation,
+            skill.namespace,
         )
         self.by_name[skill.name] = meta
         self.skills.append(meta)
@@ -714,6 +733,7 @@ def discover(
     limits: Limits | None = None,
     profile: Profile = "strict",
     trusted_link_targets: Sequence[str | os.PathLike[str]] = (),
+    namespaces: bool = False,
 ) -> Discovery:
     """Tier 1 for every skill in *roots* (ordered: the first root with a name wins).
 
@@ -722,6 +742,10 @@ def discover(
     disk is a result, never an exception.
     """
     with SkillRoots(
-        roots, limits=limits, profile=profile, trusted_link_targets=trusted_link_targets
+        roots,
+        limits=limits,
+        profile=profile,
+        trusted_link_targets=trusted_link_targets,
+        namespaces=namespaces,
     ) as sources:
         return sources.discover()

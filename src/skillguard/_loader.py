@@ -201,9 +201,10 @@ class EmbeddedSkills:
         *,
         limits: Limits | None = None,
         profile: Profile = "strict",
+        namespaces: bool = False,
     ) -> EmbeddedSkills:
         limits = limits or DEFAULT_LIMITS
-        with SkillRoots([path], limits=limits, profile=profile) as roots:
+        with SkillRoots([path], limits=limits, profile=profile, namespaces=namespaces) as roots:
             found = roots.discover()
             for skipped in found.skipped:
                 raise _embedded_error(skipped.kind, skipped.code, skipped.reason)
@@ -218,7 +219,12 @@ class EmbeddedSkills:
 
     @classmethod
     def from_package(
-        cls, package: str, folder: str = "skills", *, profile: Profile = "strict"
+        cls,
+        package: str,
+        folder: str = "skills",
+        *,
+        profile: Profile = "strict",
+        namespaces: bool = False,
     ) -> EmbeddedSkills:
         if not isinstance(package, str) or not isinstance(folder, str):
             raise SkillUsageError("bad_argument", "package and folder must be str")
@@ -236,7 +242,12 @@ class EmbeddedSkills:
             skill_file = entry.joinpath("SKILL.md")
             if not entry.is_dir() or not skill_file.is_file():
                 continue
-            skill = parse_skill(skill_file.read_bytes(), expected_name=entry.name, profile=profile)
+            skill = parse_skill(
+                skill_file.read_bytes(),
+                expected_name=entry.name,
+                profile=profile,
+                namespaces=namespaces,
+            )
             skills[skill.name] = skill
             resources[skill.name] = dict(_package_files(entry, ""))
             slots[skill.name] = tuple(slot for slot in _SLOTS if entry.joinpath(slot).is_dir())
@@ -478,8 +489,11 @@ class LoadedSkill:
 def _descriptor(
     source: Source, skill: Skill, folder: str, slots: Sequence[str], body: str
 ) -> ToolDescriptor:
+    # A namespaced skill is named as its author wrote it (seed 002); the others by
+    # where they come from. Only this display name carries the namespace.
+    namespace = source if skill.namespace is None else skill.namespace
     return ToolDescriptor(
-        name=f"{source}/{skill.name}",
+        name=f"{namespace}/{skill.name}",
         description=skill.description,
         allowed_tools=skill.allowed_tools,
         resource_slots=tuple(
@@ -742,6 +756,7 @@ class Loader:
             skill.sha256,
             skill.size,
             disable_model_invocation=skill.disable_model_invocation,
+            namespace=skill.namespace,
         )
 
     def _reviewed(self) -> Callable[[SkillMeta], bool]:
@@ -791,6 +806,7 @@ class Loader:
             folder=_folder(meta),
             limits=self.limits,
             profile=self.profile,
+            namespaces=self.workspace.namespaces,
         )
         return _Served(snapshot, root, location)
 
@@ -981,7 +997,8 @@ class AgentSkills:
     ) -> SkillMeta:
         if source == "embedded" or reviewed(meta):
             return meta
-        return attrs.evolve(meta, description="", location="", root="", warnings=())
+        # The namespace is the author's text too: no one reviewed it yet.
+        return attrs.evolve(meta, description="", location="", root="", warnings=(), namespace=None)
 
     def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)

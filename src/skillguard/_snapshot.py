@@ -141,6 +141,7 @@ def take_snapshot(
     folder: str,
     limits: Limits,
     profile: Profile,
+    namespaces: bool = False,
 ) -> Snapshot:
     """Read the skill folder *location* beneath *root* once and build its snapshot.
 
@@ -151,7 +152,9 @@ def take_snapshot(
     listed in ``Manifest.skipped`` with its reason, so the approver sees it.
     """
     raw = root.read_skill_file(location, cap=limits.max_skill_bytes)
-    skill = parse_skill(raw, expected_name=name, limits=limits, profile=profile)
+    skill = parse_skill(
+        raw, expected_name=name, limits=limits, profile=profile, namespaces=namespaces
+    )
     files = [ManifestFile(SKILL_FILE, len(raw), skill.sha256)]
     total = len(raw)
     listing = list_resources(root, location, limits=limits)
