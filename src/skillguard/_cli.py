@@ -32,6 +32,7 @@ from ._fs import display_path
 from ._limits import DEFAULT_LIMITS
 from ._parse import check_skill
 from ._scan import Found, Scan, scan_for_skills
+from ._skillref import run_read_properties, run_to_prompt
 from ._text import terminal_line
 
 if TYPE_CHECKING:
@@ -157,7 +158,35 @@ def _build_parser() -> _Parser:
     )
     found.add_argument("roots", nargs="*", metavar="ROOT", type=_path)
     _add_swarm_commands(commands)
+    _add_skills_ref_commands(commands)
     return parser
+
+
+def _add_skills_ref_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
+    """``read-properties`` and ``to-prompt``, the reference tool's commands."""
+    read = commands.add_parser(
+        "read-properties",
+        help="print every frontmatter field of one skill as JSON",
+        description="Check the skill at PATH and print its frontmatter fields as JSON.",
+    )
+    read.add_argument(
+        "--profile", choices=("strict", "compat"), default="strict", help="the parser profile"
+    )
+    read.add_argument("path", metavar="PATH", type=_path, help="a skill folder or its SKILL.md")
+    prompt = commands.add_parser(
+        "to-prompt",
+        help="print the <available_skills> block for the skill folders named",
+        description=(
+            "Check each skill at PATH and print their <available_skills> block, escaped "
+            "like the catalog; nothing is printed if any skill fails."
+        ),
+    )
+    prompt.add_argument(
+        "--profile", choices=("strict", "compat"), default="strict", help="the parser profile"
+    )
+    prompt.add_argument(
+        "paths", nargs="+", metavar="PATH", type=_path, help="skill folders or their SKILL.md"
+    )
 
 
 def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
@@ -480,6 +509,8 @@ _SWARM_COMMANDS = {
     "load": run_load,
     "trust": run_trust,
     "audit": run_audit,
+    "read-properties": run_read_properties,
+    "to-prompt": run_to_prompt,
 }
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "NAME_MAX",
     "SkillCheck",
     "check_skill",
+    "frontmatter_fields",
     "is_valid_name",
     "name_problem",
     "parse_skill",
@@ -203,6 +204,21 @@ def parse_skill(
     return parse_skill_with(
         raw, expected_name=expected_name, limits=limits, profile=profile, backend=None
     )
+
+
+def frontmatter_fields(raw: bytes, *, limits: Limits | None = None) -> dict[str, YamlValue]:
+    """Every frontmatter field of a SKILL.md document, typed as skillguard reads it
+    (every scalar a string), with no field rule applied: call it on bytes that
+    ``parse_skill`` accepted. Raises :class:`MalformedSkillError` like ``parse_skill``
+    for anything before the field rules (size, encoding, fences, YAML)."""
+    limits = DEFAULT_LIMITS if limits is None else limits
+    if len(raw) > limits.max_skill_bytes:
+        raise MalformedSkillError(
+            "too_large", f"the file is larger than {limits.max_skill_bytes} bytes"
+        )
+    frontmatter, _, first_line = _split_fences(decode_utf8(raw), limits)
+    fields, _ = load_document(frontmatter, limits, what="the frontmatter", first_line=first_line)
+    return fields
 
 
 def parse_skill_with(
