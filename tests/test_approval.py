@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -295,11 +296,22 @@ def test_t33_the_console_approver_asks_on_a_real_terminal(tmp_path: Path) -> Non
         open(follower, encoding="utf-8") as tty_in,
         open(os.dup(follower), "w", encoding="utf-8") as tty_out,
     ):
+        # The terminal side is drained while the approver writes: a prompt longer than
+        # the pty's buffer would otherwise block the approver, and the test, for ever.
+        chunks: list[bytes] = []
+
+        def drain() -> None:
+            data = b""
+            while not data.endswith(b"deny [N]? "):
+                data += os.read(leader, 65536)
+            chunks.append(data)
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
         os.write(leader, b"p\n")
         decision = ConsoleApprover(tty_in, tty_out, who="alice")(request)
-        written = b""
-        while not written.endswith(b"deny [N]? "):
-            written += os.read(leader, 65536)
+        reader.join(timeout=30)
+        written = chunks[0]
     os.close(leader)
     assert decision == Decision(approved=True, by="alice", scope="pin")
     text = written.decode("utf-8")
