@@ -77,7 +77,7 @@ def test_t76_errors_are_envelopes(capsys: pytest.CaptureFixture[str], tmp_path: 
     envelope = json.loads(out)
     assert (code, envelope["code"]) == (1, "AGENT_PARSE_FAILED")
     assert "SECRET-VALUE" not in out
-    assert envelope["message"].endswith("(line 4)")
+    assert envelope["message"].endswith("(line 4, column 1)")
     code, out = run(capsys, "--agent", "../x\u202e.md", "--repo", str(tmp_path))
     message = json.loads(out)["message"]
     assert json.loads(out)["code"] == "AGENT_FILE_UNREADABLE"

@@ -15,9 +15,16 @@ from hypothesis import strategies as st
 
 import skillguard
 from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
-from skillguard._parse import FORBIDDEN_CHARS, FORBIDDEN_RANGES
+from skillguard._parse import (
+    FORBIDDEN_CHARS,
+    FORBIDDEN_RANGES,
+    check_skill,
+    name_problem,
+    parse_skill_with,
+)
 from skillguard._text import REFUSED_RANGES
 from skillguard._tools import split_tools
+from skillguard._yaml import has_c_parser
 
 from .strategies import mutated_documents, render, skill_documents
 
@@ -1143,3 +1150,127 @@ def test_t87_every_accepted_namespace_is_a_bounded_ascii_word(declared: str) -> 
 def json_quote(text: str) -> str:
     # A YAML double-quoted scalar is a superset of a JSON string.
     return json.dumps(text)
+
+
+# -- check_skill: every independent error at once ---------------------------------------
+
+
+def test_check_skill_reports_every_independent_field_error() -> None:
+    raw = (
+        "---\nname: Bad_Name\ndescription: ' '\ncompatibility: " + "c" * 501 + "\n"
+        "allowed-tools: Bash(git\nsteps: one\n---\n"
+    ).encode()
+    checked = check_skill(raw, expected_name="bad-name")
+    assert checked.skill is None
+    assert [(e.code, e.line, e.column) for e in checked.errors] == [
+        ("invalid_name", 2, 1),
+        ("empty_field", 3, 1),
+        ("field_too_long", 4, 1),
+        ("malformed_tools", 5, 1),
+        ("wrong_type", 6, 1),
+    ]
+    assert checked.errors[2].reason == "'compatibility' is 501 characters; the limit is 500"
+    # parse_skill stops at the first of them.
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(raw, expected_name="bad-name")
+    assert info.value.code == "invalid_name"
+
+
+def test_check_skill_reports_both_missing_fields() -> None:
+    checked = check_skill(b"---\nlicense: MIT\n---\n")
+    assert [(e.code, e.key) for e in checked.errors] == [
+        ("missing_field", "name"),
+        ("missing_field", "description"),
+    ]
+
+
+def test_check_skill_stops_at_a_yaml_error() -> None:
+    checked = check_skill(b"---\nname: Bad_Name\ndescription: Use when: always\n---\n")
+    [error] = checked.errors
+    assert (error.code, error.line, error.column) == ("yaml_syntax", 3, 22)
+    assert "quote the whole value" in error.reason
+
+
+def test_check_skill_returns_the_skill_and_its_key_lines() -> None:
+    checked = check_skill(b"---\nname: x\ndescription: d\nauthor: me\n---\n")
+    assert checked.errors == ()
+    assert checked.skill is not None
+    assert checked.skill.name == "x"
+    assert checked.key_lines["author"] == 4
+
+
+def test_the_length_message_names_the_length_and_the_limit() -> None:
+    raw = f"---\nname: x\ndescription: {'d' * 1068}\n---\n".encode()
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(raw)
+    assert info.value.reason == "'description' is 1068 characters; the limit is 1024"
+
+
+def test_a_name_mismatch_names_both_names() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(b"---\nname: pdf-tools\ndescription: d\n---\n", expected_name="other")
+    assert info.value.reason == "'name' is 'pdf-tools' but the folder is 'other'"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "why"),
+    [
+        ("", "it is empty"),
+        ("a" * 65, "it is 65 characters; the limit is 64"),
+        ("Pdf", "uppercase"),
+        ("caf\u00e9", "non-ASCII"),
+        ("a_b", "other than a-z"),
+        ("-a", "starts or ends"),
+        ("a--b", "two hyphens"),
+    ],
+)
+def test_name_problem_says_why(candidate: str, why: str) -> None:
+    problem = name_problem(candidate)
+    assert problem is not None
+    assert why in problem
+    assert name_problem("pdf-tools") is None
+
+
+def test_compat_says_why_the_folder_name_cannot_replace_the_name() -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(
+            b"---\nname: Bad\ndescription: d\n---\n", expected_name="My_Folder", profile="compat"
+        )
+    assert info.value.code == "invalid_name"
+    assert "'My_Folder' cannot be a skill name: it holds an uppercase letter" in info.value.reason
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(b"---\nname: Bad\ndescription: d\n---\n", profile="compat")
+    assert "no folder name can replace it" in info.value.reason
+
+
+@pytest.mark.parametrize("backend", ["c", "pure"])
+@pytest.mark.parametrize(
+    ("frontmatter", "hint", "line", "column"),
+    [
+        ("name: x\ndescription: Use when: always\n", "quote the whole value", 3, 22),
+        ('name: x\ndescription: "open\n', "never closed", 4, 1),
+        ("name: x\ndescription: @x\n", "reserves", 3, 14),
+        ("name: x\ndescription: [a\n", "'[' or '{' is never closed", 4, 1),
+        ("name: x\n- a\n", "not a 'key: value' pair", 3, 1),
+        ('name: x\ndescription: "\\q"\n', "unknown escape", 3, None),
+    ],
+)
+def test_yaml_syntax_errors_say_what_is_wrong(
+    backend: str, frontmatter: str, hint: str, line: int, column: int | None
+) -> None:
+    if backend == "c" and not has_c_parser():
+        pytest.skip("ruamel.yaml.clib is not installed")
+    raw = f"---\n{frontmatter}---\n".encode()
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill_with(
+            raw,
+            expected_name=None,
+            limits=None,
+            profile="strict",
+            backend=backend,  # type: ignore[arg-type]
+        )
+    assert info.value.code == "yaml_syntax"
+    assert hint in info.value.reason
+    assert info.value.line == line
+    if column is not None:
+        assert info.value.column == column

@@ -259,11 +259,12 @@ def test_t10_symlinked_skill_folder_is_reported_not_followed(tmp_path: Path, sec
     evil.mkdir()
     (evil / "SKILL.md").write_bytes(SECRET)
     (root / "linked").symlink_to(evil, target_is_directory=True)
-    (root / "notes.md").symlink_to(secret)  # a link to a file is no skill folder
+    (root / "notes.md").symlink_to(secret)  # a link to a file fails too (T90)
     found, _ = scan(root)
     assert [(f.folder, f.error.code if f.error else None) for f in found] == [
         ("good", None),
         ("linked", "symlink"),
+        ("notes.md", "symlink"),
     ]
     assert SECRET.decode() not in repr(found)
 
@@ -332,16 +333,25 @@ def test_symlink_loop_given_as_path_is_a_symlink(tmp_path: Path) -> None:
     assert error.code == "symlink"
 
 
-def test_dangling_and_file_symlinks_in_a_root_are_not_skill_folders(tmp_path: Path) -> None:
+def test_t90_dangling_looping_and_file_symlinks_in_a_root_are_failures(tmp_path: Path) -> None:
     make_skill(tmp_path, "demo")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     (tmp_path / "file-link").symlink_to(tmp_path / "demo" / "SKILL.md")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
     found, skipped = scan(tmp_path)
-    assert [(f.folder, f.error) for f in found] == [("demo", None)]
-    assert skipped == [  # reported, not followed
-        (str(tmp_path / "dangling"), "symlink"),
-        (str(tmp_path / "file-link"), "symlink"),
-    ]
+    reasons = {f.folder: (f.error.code, f.error.reason) for f in found if f.error is not None}
+    assert reasons == {
+        "dangling": (
+            "symlink",
+            "a symlink that resolves to nothing (or to itself, a loop) is not followed",
+        ),
+        "file-link": ("symlink", "a symlink to a file is not followed"),
+        "loop": (
+            "symlink",
+            "a symlink that resolves to nothing (or to itself, a loop) is not followed",
+        ),
+    }
+    assert skipped == []
 
 
 def test_t11_fifo_read_directly_is_refused_by_fstat(tmp_path: Path) -> None:
@@ -395,9 +405,12 @@ def test_every_os_error_maps_to_a_typed_error(err: int, cls: type, code: str) ->
     assert mapped.__cause__ is original
 
 
-def test_a_symlink_to_a_file_in_a_searched_folder_is_reported(tmp_path: Path) -> None:
+def test_t90_a_symlink_to_a_file_in_a_searched_folder_fails(tmp_path: Path) -> None:
     make_skill(tmp_path, "demo")
     (tmp_path / "notes.md").symlink_to(tmp_path / "demo" / "SKILL.md")
     found, skipped = scan(tmp_path)
-    assert [(f.folder, f.error) for f in found] == [("demo", None)]
-    assert skipped == [(str(tmp_path / "notes.md"), "symlink")]
+    assert [(f.folder, f.error.code if f.error else None) for f in found] == [
+        ("demo", None),
+        ("notes.md", "symlink"),
+    ]
+    assert skipped == []

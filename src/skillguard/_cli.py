@@ -25,19 +25,21 @@ import attrs
 
 from ._agents._command import add_agent_command, run_agent_command, run_agent_context
 from ._approval import is_digest
+from ._ci import github_commands, sarif_text
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
-from ._errors import SkillError, SkillUsageError
+from ._errors import SkillError, SkillUsageError, safe_repr
 from ._fs import display_path
 from ._limits import DEFAULT_LIMITS
-from ._parse import parse_skill
+from ._parse import check_skill
 from ._scan import Found, Scan, scan_for_skills
+from ._skillref import run_read_properties, run_to_prompt
 from ._text import terminal_line
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-    from ._model import Profile
+    from ._model import Profile, SkillWarning
 
 __all__ = ["main"]
 
@@ -94,16 +96,48 @@ def _build_parser() -> _Parser:
             "every folder holding a SKILL.md is checked (.git and node_modules skipped)."
         ),
     )
-    validate.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    validate.add_argument(
+        "--profile",
+        choices=("strict", "compat"),
+        default="strict",
+        help="strict (the default) refuses what compat accepts with a warning",
+    )
     validate.add_argument("--namespaces", action="store_true", help=_NAMESPACES_HELP)
-    validate.add_argument("--format", choices=("text", "json"), default="text")
+    validate.add_argument(
+        "--format",
+        choices=("text", "json", "github", "sarif"),
+        default="text",
+        help=(
+            "text (the default); json; github: GitHub Actions annotations; "
+            "sarif: a SARIF 2.1.0 log for code scanning"
+        ),
+    )
     validate.add_argument(
         "--max-depth",
         type=_non_negative,
         default=DEFAULT_MAX_DEPTH,
         help=f"how many folder levels below a root to search (default {DEFAULT_MAX_DEPTH})",
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH", type=_path)
+    validate.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print failures only: no line for a skill that passed, no warnings",
+    )
+    validate.add_argument(
+        "--no-warnings", action="store_true", help="leave warnings out of the output"
+    )
+    validate.add_argument(
+        "--fail-on-skipped",
+        action="store_true",
+        help="fail the run when any entry was skipped (a too-deep folder, for example)",
+    )
+    validate.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        type=_path,
+        help="a SKILL.md file, a skill folder, or a folder to search for skills",
+    )
 
     found = commands.add_parser(
         "discover",
@@ -130,7 +164,35 @@ def _build_parser() -> _Parser:
     _add_swarm_commands(commands)
     add_agent_command(commands)
     _add_select_command(commands)
+    _add_skills_ref_commands(commands)
     return parser
+
+
+def _add_skills_ref_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
+    """``read-properties`` and ``to-prompt``, the reference tool's commands."""
+    read = commands.add_parser(
+        "read-properties",
+        help="print every frontmatter field of one skill as JSON",
+        description="Check the skill at PATH and print its frontmatter fields as JSON.",
+    )
+    read.add_argument(
+        "--profile", choices=("strict", "compat"), default="strict", help="the parser profile"
+    )
+    read.add_argument("path", metavar="PATH", type=_path, help="a skill folder or its SKILL.md")
+    prompt = commands.add_parser(
+        "to-prompt",
+        help="print the <available_skills> block for the skill folders named",
+        description=(
+            "Check each skill at PATH and print their <available_skills> block, escaped "
+            "like the catalog; nothing is printed if any skill fails."
+        ),
+    )
+    prompt.add_argument(
+        "--profile", choices=("strict", "compat"), default="strict", help="the parser profile"
+    )
+    prompt.add_argument(
+        "paths", nargs="+", metavar="PATH", type=_path, help="skill folders or their SKILL.md"
+    )
 
 
 def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
@@ -211,14 +273,50 @@ def _add_audit_report_options(audit: argparse.ArgumentParser) -> None:
     )
 
 
-def _error_entry(error: SkillError) -> dict[str, str]:
+def _error_entry(error: SkillError, file: str | None) -> dict[str, Any]:
     if error.line is None:
         message = error.reason
     elif error.column is None:
         message = f"line {error.line}: {error.reason}"
     else:
         message = f"line {error.line}, column {error.column}: {error.reason}"
-    return {"kind": error.kind, "code": error.code, "message": message}
+    entry: dict[str, Any] = {"kind": error.kind, "code": error.code, "message": message}
+    # Additive keys: where the error is, so CI annotations can point at it.
+    if file is not None:
+        entry["file"] = display_path(file)
+    if error.line is not None:
+        entry["line"] = error.line
+        if error.column is not None:
+            entry["column"] = error.column
+    return entry
+
+
+def _warning_entries(
+    warnings: Sequence[SkillWarning], file: str | None, lines: Mapping[str, int]
+) -> list[dict[str, Any]]:
+    """The warnings of one skill, ``unknown_field`` grouped into one entry naming every
+    unknown key (a collection with many extra keys is otherwise mostly this warning)."""
+    entries: list[dict[str, Any]] = []
+    unknown = [w.key for w in warnings if w.code == "unknown_field" and w.key is not None]
+    for warning in warnings:
+        if warning.code == "unknown_field" and warning.key is not None:
+            if warning.key != unknown[0]:
+                continue
+            if len(unknown) == 1:
+                message = warning.message
+            else:
+                names = ", ".join(safe_repr(key) for key in unknown)
+                message = f"unknown fields {names} kept as inert data"
+            entry: dict[str, Any] = {"code": warning.code, "message": message, "keys": unknown}
+        else:
+            entry = {"code": warning.code, "message": warning.message}
+        if file is not None:
+            entry["file"] = display_path(file)
+        line = lines.get(warning.key) if warning.key is not None else None
+        if line is not None:
+            entry["line"] = line
+        entries.append(entry)
+    return entries
 
 
 def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any]:
@@ -230,20 +328,18 @@ def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any
         "warnings": [],
     }
     if found.error is not None:
-        result["errors"].append(_error_entry(found.error))
+        result["errors"].append(_error_entry(found.error, found.file))
         return result
     assert found.raw is not None  # a Found holds either bytes or an error
-    try:
-        skill = parse_skill(
-            found.raw, expected_name=found.folder, profile=profile, namespaces=namespaces
-        )
-    except SkillError as error:
-        result["errors"].append(_error_entry(error))
-    else:
-        result["skill"] = skill.name
-        result["warnings"] = [{"code": w.code, "message": w.message} for w in skill.warnings]
+    checked = check_skill(
+        found.raw, expected_name=found.folder, profile=profile, namespaces=namespaces
+    )
+    result["errors"].extend(_error_entry(error, found.file) for error in checked.errors)
+    if checked.skill is not None:
+        result["skill"] = checked.skill.name
+        result["warnings"] = _warning_entries(checked.skill.warnings, found.file, checked.key_lines)
     # The whole folder: what a loader would refuse to serve fails the skill too.
-    result["errors"].extend(_error_entry(problem) for problem in found.problems)
+    result["errors"].extend(_error_entry(problem, None) for problem in found.problems)
     result["warnings"].extend(
         {"code": note.code, "message": f"{note.path}: {note.reason}"} for note in found.notes
     )
@@ -319,14 +415,14 @@ def _discover(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _skipped_line(entry: dict[str, str]) -> str:
+def _skipped_line(entry: dict[str, Any]) -> str:
     path, message = terminal_line(entry["path"]), terminal_line(entry["message"])
     return f"skipped {path}: {entry['code']}: {message}"
 
 
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     results: list[dict[str, Any]] = []
-    skipped: list[dict[str, str]] = []
+    skipped: list[dict[str, Any]] = []
     for path in args.paths:
         try:
             scan: Scan = scan_for_skills(path, max_depth=args.max_depth, limits=DEFAULT_LIMITS)
@@ -337,25 +433,84 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             results.append(_internal_error(path, exc))
             continue
         skipped.extend(
-            {"path": display_path(s.path), "code": s.code, "message": s.reason}
+            {
+                "path": display_path(s.path),
+                "code": s.code,
+                "message": s.reason,
+                "fails": args.fail_on_skipped,
+            }
             for s in scan.skipped
         )
     ok = sum(1 for result in results if result["ok"])
-    summary = {"checked": len(results), "ok": ok, "failed": len(results) - ok}
+    summary = {
+        "checked": len(results),
+        "ok": ok,
+        "failed": len(results) - ok,
+        "skipped": len(skipped),
+    }
+    failed = summary["failed"] > 0 or (args.fail_on_skipped and summary["skipped"] > 0)
+    if args.quiet or args.no_warnings:
+        for result in results:
+            result["warnings"] = []
+    shown = [result for result in results if not result["ok"]] if args.quiet else results
     if args.format == "json":
-        # The document keeps exactly its documented shape; folders not searched are
-        # still reported, on stderr, so that nothing is skipped silently.
-        document = {"results": results, "summary": summary}
+        # The document keeps its documented shape (new keys are additive); folders not
+        # searched are also reported on stderr, so that nothing is skipped silently.
+        for entry in skipped:
+            del entry["fails"]
+        document = {"results": shown, "summary": summary, "skipped": skipped}
         out.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
         err.writelines(f"skillguard: {_skipped_line(entry)}\n" for entry in skipped)
+    elif args.format in ("github", "sarif"):
+        _write_ci(args.format, shown, skipped, summary, out)
     else:
-        _write_text(results, skipped, summary, out)
-    return EXIT_OK if summary["failed"] == 0 else EXIT_FAILED
+        _write_text(shown, skipped, summary, out)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _terminal_safe_entries(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Errors, warnings or skipped entries with every string escaped for one line."""
+    return [
+        {
+            key: terminal_line(value) if isinstance(value, str) else value
+            for key, value in item.items()
+        }
+        for item in items
+    ]
+
+
+def _write_ci(
+    form: str,
+    results: list[dict[str, Any]],
+    skipped: list[dict[str, Any]],
+    summary: dict[str, int],
+    out: TextIO,
+) -> None:
+    from . import __version__  # noqa: PLC0415 - avoids an import cycle
+
+    safe_results = [
+        {
+            **result,
+            "path": terminal_line(result["path"]),
+            "errors": _terminal_safe_entries(result["errors"]),
+            "warnings": _terminal_safe_entries(result["warnings"]),
+        }
+        for result in results
+    ]
+    safe_skipped = _terminal_safe_entries(skipped)
+    if form == "sarif":
+        out.write(sarif_text(safe_results, safe_skipped, version=__version__) + "\n")
+        return
+    out.writelines(f"{line}\n" for line in github_commands(safe_results, safe_skipped))
+    out.write(
+        f"skillguard: {summary['checked']} checked, {summary['ok']} ok, "
+        f"{summary['failed']} failed, {summary['skipped']} skipped\n"
+    )
 
 
 def _write_text(
     results: list[dict[str, Any]],
-    skipped: list[dict[str, str]],
+    skipped: list[dict[str, Any]],
     summary: dict[str, int],
     out: TextIO,
 ) -> None:
@@ -372,7 +527,10 @@ def _write_text(
             for warning in result["warnings"]
         )
     out.writelines(f"{_skipped_line(entry)}\n" for entry in skipped)
-    out.write(f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed\n")
+    out.write(
+        f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed, "
+        f"{summary['skipped']} skipped\n"
+    )
 
 
 def _add_select_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
@@ -409,6 +567,8 @@ _SWARM_COMMANDS = {
     "load": run_load,
     "trust": run_trust,
     "audit": run_audit,
+    "read-properties": run_read_properties,
+    "to-prompt": run_to_prompt,
 }
 
 

@@ -23,14 +23,21 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
    ``compat``, where the renderers show it escaped.
 
 ``parse_skill`` returns a ``Skill`` or raises ``MalformedSkillError``; any other
-exception is a bug (the fuzz targets check exactly this).
+exception is a bug (the fuzz targets check exactly this). ``check_skill`` applies the
+same rules but reports every independent field error at once (what ``validate``
+prints): the size, the encoding, the fences and the YAML syntax still stop the check
+at the first error, since nothing after them can be trusted; the field rules of step 5
+and the body rule of step 6 are independent of one another and are all applied.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeVar
+
+import attrs
 
 from ._errors import MalformedSkillError, SkillUsageError, safe_repr
 from ._limits import DEFAULT_LIMITS, Limits
@@ -39,11 +46,18 @@ from ._text import SUSPECT_CHARS, SUSPECT_RANGES, find_hidden
 from ._tools import check_rule, split_tools
 from ._yaml import Backend, KeyLines, decode_utf8, load_document
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
 __all__ = [
     "FORBIDDEN_CHARS",
     "FORBIDDEN_RANGES",
     "NAME_MAX",
+    "SkillCheck",
+    "check_skill",
+    "frontmatter_fields",
     "is_valid_name",
+    "name_problem",
     "parse_skill",
     "parse_skill_with",
 ]
@@ -95,11 +109,86 @@ _BOOLEANS: Final = {
 }
 
 
+_T = TypeVar("_T")
+
+
 def is_valid_name(candidate: object) -> bool:
     """Whether *candidate* is a skill identifier: a 1-64 character ASCII slug."""
     if not isinstance(candidate, str):
         return False
     return len(candidate) <= NAME_MAX and _NAME_RE.fullmatch(candidate) is not None
+
+
+def name_problem(candidate: str) -> str | None:
+    """Why *candidate* is not a skill identifier, in words; ``None`` when it is one.
+
+    The first rule broken is named, in the order an author fixes them; the message
+    never echoes the candidate itself (callers show it through ``safe_repr``).
+    """
+    if is_valid_name(candidate):
+        return None
+    if not candidate:
+        return "it is empty"
+    if len(candidate) > NAME_MAX:
+        return f"it is {len(candidate)} characters; the limit is {NAME_MAX}"
+    if any(char.isupper() for char in candidate):
+        return "it holds an uppercase letter (only a-z, 0-9 and '-' are allowed)"
+    if not candidate.isascii():
+        return "it holds a non-ASCII character (only a-z, 0-9 and '-' are allowed)"
+    if re.fullmatch(r"[a-z0-9-]+", candidate) is None:
+        return "it holds a character other than a-z, 0-9 and '-'"
+    if candidate.startswith("-") or candidate.endswith("-"):
+        return "it starts or ends with '-'"
+    return "it holds two hyphens in a row"
+
+
+@attrs.frozen
+class SkillCheck:
+    """What ``check_skill`` found: the skill, or every independent error (never both)."""
+
+    skill: Skill | None
+    errors: tuple[MalformedSkillError, ...]
+    # The file line of each top-level key, where a skill with warnings has them (a
+    # warning names its key; this says where the key is).
+    key_lines: Mapping[str, int] = attrs.field(factory=dict)
+
+
+def check_skill(
+    raw: bytes,
+    *,
+    expected_name: str | None = None,
+    limits: Limits | None = None,
+    profile: Profile = "strict",
+    namespaces: bool = False,
+) -> SkillCheck:
+    """Check one SKILL.md document and report every independent error at once.
+
+    The rules are ``parse_skill``'s. A size, encoding, fence or YAML error stops the
+    check (one error, since nothing after it can be trusted); otherwise every field
+    rule and the body rule are applied and each one broken is reported, in the order
+    ``parse_skill`` would have raised them (its error is always the first one here).
+
+    Returns a :class:`SkillCheck`. Raises :class:`SkillUsageError` for bad arguments,
+    like ``parse_skill``; any other exception is a bug.
+    """
+    errors: list[MalformedSkillError] = []
+    lines: list[KeyLines] = []
+    try:
+        skill = _parse(
+            raw,
+            expected_name=expected_name,
+            limits=limits,
+            profile=profile,
+            backend=None,
+            namespaces=namespaces,
+            errors=errors,
+            lines_out=lines,
+        )
+    except MalformedSkillError as exc:
+        return SkillCheck(None, (exc,))
+    if skill is None:
+        return SkillCheck(None, tuple(errors))
+    return SkillCheck(skill, (), lines[0].as_dict() if skill.warnings else {})
 
 
 def parse_skill(
@@ -137,6 +226,21 @@ def parse_skill(
     )
 
 
+def frontmatter_fields(raw: bytes, *, limits: Limits | None = None) -> dict[str, YamlValue]:
+    """Every frontmatter field of a SKILL.md document, typed as skillguard reads it
+    (every scalar a string), with no field rule applied: call it on bytes that
+    ``parse_skill`` accepted. Raises :class:`MalformedSkillError` like ``parse_skill``
+    for anything before the field rules (size, encoding, fences, YAML)."""
+    limits = DEFAULT_LIMITS if limits is None else limits
+    if len(raw) > limits.max_skill_bytes:
+        raise MalformedSkillError(
+            "too_large", f"the file is larger than {limits.max_skill_bytes} bytes"
+        )
+    frontmatter, _, first_line = _split_fences(decode_utf8(raw), limits)
+    fields, _ = load_document(frontmatter, limits, what="the frontmatter", first_line=first_line)
+    return fields
+
+
 def parse_skill_with(
     raw: bytes,
     *,
@@ -148,13 +252,15 @@ def parse_skill_with(
 ) -> Skill:
     """``parse_skill`` with an explicit YAML backend (for the differential tests)."""
     try:
-        return _parse(
+        skill = _parse(
             raw,
             expected_name=expected_name,
             limits=limits,
             profile=profile,
             backend=backend,
             namespaces=namespaces,
+            errors=None,
+            lines_out=None,
         )
     except MalformedSkillError as exc:
         # The caller knows which skill it asked for: say so in the error, whatever rule
@@ -163,6 +269,8 @@ def parse_skill_with(
             exc.name = expected_name
             exc.args = (exc._render(),)  # noqa: SLF001 - the error's own message
         raise
+    assert skill is not None  # without an error list, the first error is raised
+    return skill
 
 
 def _parse(
@@ -173,7 +281,11 @@ def _parse(
     profile: Profile,
     backend: Backend | None,
     namespaces: bool,
-) -> Skill:
+    errors: list[MalformedSkillError] | None,
+    lines_out: list[KeyLines] | None,
+) -> Skill | None:
+    """Parse *raw*; with *errors*, field errors are collected there instead of raised
+    (and ``None`` is returned when there was any); *lines_out* receives the key lines."""
     if not isinstance(raw, bytes):
         raise SkillUsageError("bad_argument", "raw must be bytes")
     if not isinstance(namespaces, bool):
@@ -202,7 +314,11 @@ def _parse(
     )
     # The body starts on the line after the closing fence.
     body_line = fm_first_line + frontmatter.count("\n") + 1
-    return _build(fields, lines, (body, body_line), raw, (expected_name, namespaces), profile)
+    if lines_out is not None:
+        lines_out.append(lines)
+    return _build(
+        fields, lines, (body, body_line), raw, (expected_name, namespaces), profile, errors
+    )
 
 
 def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
@@ -216,7 +332,10 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
     first_line = text if first_end < 0 else text[:first_end]
     if first_line != "---" and _FENCE_RE.fullmatch(first_line) is None:
         raise MalformedSkillError(
-            "no_opening_fence", "the file must start with a '---' frontmatter fence", line=1
+            "no_opening_fence",
+            "the file must start with a '---' frontmatter fence",
+            line=1,
+            column=1,
         )
     if first_end < 0:
         raise MalformedSkillError("no_closing_fence", "the frontmatter is never closed")
@@ -270,7 +389,9 @@ class _Fields:
         self.inert: dict[str, YamlValue] = {}
 
     def error(self, code: str, reason: str, key: str) -> MalformedSkillError:
-        return MalformedSkillError(code, reason, key=key, line=self.lines.get(key))
+        line = self.lines.get(key)
+        column = self.lines.column(key) if line is not None else None
+        return MalformedSkillError(code, reason, key=key, line=line, column=column)
 
     def warn(self, code: str, message: str, key: str) -> None:
         self.warnings.append(SkillWarning(code, message, key))
@@ -323,7 +444,7 @@ class _Fields:
         if not value.strip():
             raise self.error("empty_field", f"{key!r} must not be blank", key)
         if len(value) > maximum:
-            message = f"{key!r} is longer than {maximum} characters"
+            message = f"{key!r} is {len(value)} characters; the limit is {maximum}"
             if not relax_length:
                 raise self.error("field_too_long", message, key)
             self.warn("field_too_long", message, key)
@@ -361,23 +482,35 @@ class _Fields:
         valid = is_valid_name(declared)
         if valid and (expected_name is None or declared == expected_name):
             return declared
+        # A valid name is a public identifier (catalogs show it), so a mismatch names it;
+        # an invalid one is never echoed (threat-model.md T13): only why it is invalid.
         if not self.compat:
             if not valid:
                 raise self.error(
                     "invalid_name",
-                    f"'name' must be 1-{NAME_MAX} characters of a-z, 0-9 and single hyphens",
+                    f"'name' is not a skill name: {name_problem(declared)}",
                     "name",
                 )
             raise self.error(
                 "name_mismatch",
-                f"'name' differs from the folder name {safe_repr(str(expected_name))}",
+                f"'name' is {safe_repr(declared)} but the folder is "
+                f"{safe_repr(str(expected_name))}",
                 "name",
             )
         # compat: the folder name identifies the skill, and must itself be valid.
-        if expected_name is None or not is_valid_name(expected_name):
+        if expected_name is None:
             raise self.error(
                 "invalid_name",
-                "'name' is not a valid identifier and no valid folder name can replace it",
+                f"'name' is not a skill name: {name_problem(declared)}; "
+                "no folder name can replace it",
+                "name",
+            )
+        folder_problem = name_problem(expected_name)
+        if folder_problem is not None:
+            raise self.error(
+                "invalid_name",
+                f"'name' is not the folder name, and the folder name "
+                f"{safe_repr(expected_name)} cannot be a skill name: {folder_problem}",
                 "name",
             )
         self.warn(
@@ -495,6 +628,18 @@ class _Fields:
         return FrozenMap(extra)
 
 
+def _attempt(errors: list[MalformedSkillError] | None, check: Callable[[], _T]) -> _T | None:
+    """Run one independent field check: raise its error (``parse_skill``), or collect it
+    and go on with the next field (``check_skill``)."""
+    if errors is None:
+        return check()
+    try:
+        return check()
+    except MalformedSkillError as exc:
+        errors.append(exc)
+        return None
+
+
 def _build(
     fields: dict[str, YamlValue],
     lines: KeyLines,
@@ -502,40 +647,77 @@ def _build(
     raw: bytes,
     expected: tuple[str | None, bool],
     profile: Profile,
-) -> Skill:
+    errors: list[MalformedSkillError] | None,
+) -> Skill | None:
     expected_name, namespaces = expected
-    if "name" not in fields or "description" not in fields:
-        missing = "name" if "name" not in fields else "description"
-        raise MalformedSkillError(
-            "missing_field", f"the required field {missing!r} is missing", key=missing
-        )
     check = _Fields(fields, lines, profile)
-    namespace, name = check.name(expected_name, namespaces=namespaces)
-    description = check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
-    assert description is not None  # presence is checked above
+    for required in ("name", "description"):
+        if required not in fields:
+            missing = MalformedSkillError(
+                "missing_field", f"the required field {required!r} is missing", key=required
+            )
+            if errors is None:
+                raise missing
+            errors.append(missing)
+    named = (
+        _attempt(errors, lambda: check.name(expected_name, namespaces=namespaces))
+        if "name" in fields
+        else None
+    )
+    namespace, name = named if named is not None else (None, None)
+    description = (
+        _attempt(
+            errors, lambda: check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
+        )
+        if "description" in fields
+        else None
+    )
     body, body_line = body_at
     if not body.isascii():  # O(1): every character the body check refuses is non-ASCII
-        check.body(body, body_line)
+        _attempt(errors, lambda: check.body(body, body_line))
     # Optional fields are checked only when present: most skills have two to four.
+    optional: dict[str, object] = {}
+    for key, attribute, read in _OPTIONAL:
+        if key in fields:
+            optional[attribute] = _attempt(errors, functools.partial(read, check))
+    if errors:
+        return None
+    assert name is not None  # without errors, both required fields were read
+    assert description is not None
     return Skill(
         name=name,
         description=description,
         body=body,
         sha256=hashlib.sha256(raw).hexdigest(),
         size=len(raw),
-        license=check.string("license") if "license" in fields else None,
-        compatibility=check.compatibility() if "compatibility" in fields else None,
-        metadata=check.metadata() if "metadata" in fields else EMPTY_MAP,
-        allowed_tools=check.allowed_tools() if "allowed-tools" in fields else (),
-        steps=check.steps() if "steps" in fields else (),
-        version=check.string("version") if "version" in fields else None,
-        disable_model_invocation=check.boolean("disable-model-invocation", default=False),
-        user_invocable=check.boolean("user-invocable", default=True),
-        argument_hint=check.string("argument-hint") if "argument-hint" in fields else None,
-        model=check.string("model") if "model" in fields else None,
-        context=check.string("context") if "context" in fields else None,
-        agent=check.string("agent") if "agent" in fields else None,
         extra=check.extra(),
         warnings=tuple(check.warnings) if check.warnings else (),
         namespace=namespace,
+        **optional,  # type: ignore[arg-type]
     )
+
+
+# The optional fields: key, ``Skill`` attribute, and the check that reads it. A field
+# absent from the frontmatter keeps the attribute's default.
+_OPTIONAL: Final[tuple[tuple[str, str, Callable[[_Fields], object]], ...]] = (
+    ("license", "license", lambda check: check.string("license")),
+    ("compatibility", "compatibility", lambda check: check.compatibility()),
+    ("metadata", "metadata", lambda check: check.metadata()),
+    ("allowed-tools", "allowed_tools", lambda check: check.allowed_tools()),
+    ("steps", "steps", lambda check: check.steps()),
+    ("version", "version", lambda check: check.string("version")),
+    (
+        "disable-model-invocation",
+        "disable_model_invocation",
+        lambda check: check.boolean("disable-model-invocation", default=False),
+    ),
+    (
+        "user-invocable",
+        "user_invocable",
+        lambda check: check.boolean("user-invocable", default=True),
+    ),
+    ("argument-hint", "argument_hint", lambda check: check.string("argument-hint")),
+    ("model", "model", lambda check: check.string("model")),
+    ("context", "context", lambda check: check.string("context")),
+    ("agent", "agent", lambda check: check.string("agent")),
+)

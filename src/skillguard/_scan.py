@@ -47,7 +47,11 @@ MAX_VALIDATE_FOLDERS = 100_000
 
 @attrs.frozen
 class Found:
-    """A skill folder (or a PATH that should have been one) and what reading it gave."""
+    """A skill folder (or a PATH that should have been one) and what reading it gave.
+
+    ``file`` is the path of the skill file read (``None`` when none was), which is
+    where an error's ``line`` and ``column`` point.
+    """
 
     path: str
     folder: str | None
@@ -55,6 +59,7 @@ class Found:
     error: SkillError | None = None
     problems: tuple[SkillError, ...] = ()
     notes: tuple[Skipped, ...] = ()
+    file: str | None = None
 
 
 @attrs.frozen
@@ -102,10 +107,11 @@ def _folder_of(root: SafeRoot, location: str) -> str:
 def _found(root: SafeRoot, base: str, hit: FolderHit, limits: Limits) -> Found:
     folder = _folder_of(root, hit.location)
     shown = _join(base, hit.location)
+    file = _join(shown, SKILL_FILE)
     if hit.error is not None:
-        return Found(shown, folder, error=hit.error)
+        return Found(shown, folder, error=hit.error, file=file)
     problems, notes = _check_folder(root, hit.location, limits)
-    return Found(shown, folder, raw=hit.raw, problems=problems, notes=notes)
+    return Found(shown, folder, raw=hit.raw, problems=problems, notes=notes, file=file)
 
 
 def _check_folder(
@@ -126,6 +132,13 @@ def _check_folder(
     return tuple(problems), tuple(notes)
 
 
+_LINK_REASONS = {
+    "dir": "a symlinked folder is not followed",
+    "other": "a symlink to a file is not followed",
+    "none": "a symlink that resolves to nothing (or to itself, a loop) is not followed",
+}
+
+
 def _report(
     root: SafeRoot, base: str, item: Skipped, found: list[Found], skipped: list[Skipped]
 ) -> None:
@@ -133,19 +146,11 @@ def _report(
     shown = _join(base, item.path)
     name = item.path.rsplit("/", 1)[-1]
     if item.code == "symlink":
-        kind = root.link_kind(item.path)
-        if kind == "dir":
-            error = SkillContainmentError("symlink", "a symlinked folder is not followed")
-            found.append(Found(shown, name, error=error))
-        else:
-            # A link to a file is no skill folder, and a dangling one leads nowhere:
-            # neither fails a skill, but neither is passed over without a word.
-            reason = (
-                "a symlink that resolves to nothing is not followed"
-                if kind == "none"
-                else "a symlink to a file is not followed"
-            )
-            skipped.append(attrs.evolve(item, path=shown, reason=reason))
+        # validate never follows a link, so what it points at does not matter: a link
+        # to a folder, to a file, to nothing, or a loop planted in a searched folder
+        # fails the run alike (threat-model.md T90). Only the reason says which.
+        reason = _LINK_REASONS[root.link_kind(item.path)]
+        found.append(Found(shown, name, error=SkillContainmentError("symlink", reason)))
         return
     if item.code in ("bad_name", "unreadable") or (
         item.entry == "dir"
@@ -182,8 +187,8 @@ def _read_given_file(path: str, limits: Limits) -> Found:
                 return Found(path, None, error=exc)
             return Found(path, folder, error=exc)
         except SkillError as exc:
-            return Found(path, folder, error=exc)
+            return Found(path, folder, error=exc, file=path)
         if filename != SKILL_FILE:
-            return Found(path, folder, raw=raw)
+            return Found(path, folder, raw=raw, file=path)
         problems, notes = _check_folder(root, "", limits)
-    return Found(path, folder, raw=raw, problems=problems, notes=notes)
+    return Found(path, folder, raw=raw, problems=problems, notes=notes, file=path)

@@ -41,7 +41,7 @@ and the lines named above.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from ruamel.yaml.events import (
     AliasEvent,
@@ -119,6 +119,11 @@ class KeyLines:
         mark = self._marks.get(key)
         return None if mark is None else int(mark.line) + self._first_line
 
+    def column(self, key: str) -> int | None:
+        """The 1-based column where *key* starts (a quoted key: its opening quote)."""
+        mark = self._marks.get(key)
+        return None if mark is None else int(mark.column) + 1
+
     def as_dict(self) -> dict[str, int]:
         return {key: int(mark.line) + self._first_line for key, mark in self._marks.items()}
 
@@ -151,8 +156,15 @@ def _line_of(event: Any, first_line: int) -> int | None:  # noqa: ANN401
     return line + first_line if isinstance(line, int) else None
 
 
+def _column_of(event: Any) -> int | None:  # noqa: ANN401
+    column = getattr(getattr(event, "start_mark", None), "column", None)
+    return column + 1 if isinstance(column, int) else None
+
+
 def _fail(code: str, reason: str, event: Any, first_line: int, key: str | None = None) -> None:  # noqa: ANN401
-    raise MalformedSkillError(code, reason, line=_line_of(event, first_line), key=key)
+    line = _line_of(event, first_line)
+    column = _column_of(event) if line is not None else None
+    raise MalformedSkillError(code, reason, line=line, key=key, column=column)
 
 
 def _fail_properties(event: Any, first_line: int) -> None:  # noqa: ANN401
@@ -161,16 +173,76 @@ def _fail_properties(event: Any, first_line: int) -> None:  # noqa: ANN401
     _fail("yaml_tag", "explicit tags are not allowed", event, first_line)
 
 
+# What a YAML parser's problem means, in words an author can act on. The parser's own
+# text can quote the input (an unknown escape, a character that starts no token), so it
+# is never shown: it is only matched here, on prefixes both backends share, and a
+# problem not in this table is named by its class alone.
+_SYNTAX_HINTS: Final = (
+    (
+        "mapping values are not allowed",
+        (
+            "a ': ' inside an unquoted value reads as a second key; quote the whole value "
+            '(for example description: "Use when: ...")'
+        ),
+    ),
+    (
+        "found unexpected end of stream",
+        "a quoted string is never closed; end it with the quote it started with",
+    ),
+    (
+        "found unknown escape character",
+        (
+            "a backslash in a double-quoted string starts an unknown escape; write it as "
+            "'\\\\' or use single quotes"
+        ),
+    ),
+    (
+        "found character",
+        "a value starts with a character YAML reserves (such as @, ` or %); quote the value",
+    ),
+    (
+        "did not find expected ','",
+        "a '[' or '{' is never closed; quote the value if the bracket is text",
+    ),
+    (
+        "expected ','",
+        "a '[' or '{' is never closed; quote the value if the bracket is text",
+    ),
+    (
+        "did not find expected key",
+        "this line is not a 'key: value' pair at the indentation of the lines above it",
+    ),
+    (
+        "expected <block end>",
+        "this line is not a 'key: value' pair at the indentation of the lines above it",
+    ),
+)
+
+
 def _syntax_error(exc: BaseException, first_line: int, what: str) -> MalformedSkillError:
-    # The parser's own problem text can quote the input (an unknown escape, a tag
-    # handle), so only the position is kept.
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = getattr(mark, "line", None)
+    column = getattr(mark, "column", None)
+    problem = getattr(exc, "problem", None)
+    hint = None
+    if isinstance(problem, str):
+        hint = next((words for prefix, words in _SYNTAX_HINTS if problem.startswith(prefix)), None)
+    reason = (
+        f"{what} is not valid YAML ({type(exc).__name__})"
+        if hint is None
+        else f"{what} is not valid YAML: {hint}"
+    )
     return MalformedSkillError(
         "yaml_syntax",
-        f"{what} is not valid YAML ({type(exc).__name__})",
+        reason,
         line=line + first_line if isinstance(line, int) else None,
+        column=column + 1 if isinstance(line, int) and isinstance(column, int) else None,
     )
+
+
+def _column_at(text: str, index: int) -> int:
+    """The 1-based column, in characters, of *text*[*index*]."""
+    return index - text.rfind("\n", 0, index)
 
 
 def _check_tabs(text: str, quoted_spans: list[tuple[int, int]], first_line: int) -> None:
@@ -190,6 +262,7 @@ def _check_tabs(text: str, quoted_spans: list[tuple[int, int]], first_line: int)
                 "tab_character",
                 "a tab is allowed only inside a quoted string",
                 line=text.count("\n", 0, position) + first_line,
+                column=_column_at(text, position),
             )
         position = text.find("\t", position + 1)
 
@@ -237,10 +310,16 @@ def _check_lines(text: str, first_line: int) -> None:
     line = text.count("\n", 0, found.start()) + first_line
     if found.group() == "%":
         raise MalformedSkillError(
-            "yaml_directive", "%YAML, %TAG and other directives are not allowed", line=line
+            "yaml_directive",
+            "%YAML, %TAG and other directives are not allowed",
+            line=line,
+            column=1,
         )
     raise MalformedSkillError(
-        "yaml_multiple_documents", "a '...' document end marker is not allowed", line=line
+        "yaml_multiple_documents",
+        "a '...' document end marker is not allowed",
+        line=line,
+        column=1,
     )
 
 
@@ -317,6 +396,7 @@ def load_document(
             "control_character",
             f"forbidden control character U+{ord(bad.group()):04X} in {what}",
             line=first_line + text.count("\n", 0, bad.start()),
+            column=_column_at(text, bad.start()),
         )
     if allow_empty and not text.strip(" \n"):
         return {}, KeyLines({}, first_line)

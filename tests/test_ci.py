@@ -1,0 +1,198 @@
+"""``validate --format github`` and ``--format sarif``: parsed back, asserted on fields."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillguard._ci import RULE_TEXT, github_escape, sarif_document
+from skillguard._cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "skills"
+# A workflow command as GitHub's runner reads one line: ::name props::message
+_COMMAND = re.compile(r"::(?P<name>[a-z-]+) (?P<props>[^:]*)::(?P<message>.*)")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["validate", *args])
+    return code, capsys.readouterr().out
+
+
+def github_unescape(text: str) -> str:
+    for escaped, raw in (("%2C", ","), ("%3A", ":"), ("%0A", "\n"), ("%0D", "\r"), ("%25", "%")):
+        text = text.replace(escaped, raw)
+    return text
+
+
+def parse_commands(out: str) -> list[dict[str, Any]]:
+    """Every workflow command in *out*, as the runner would decode it."""
+    commands = []
+    for line in out.splitlines():
+        if not line.startswith("::"):
+            continue
+        match = _COMMAND.fullmatch(line)
+        assert match is not None, line
+        props = dict(prop.split("=", 1) for prop in match["props"].split(","))
+        commands.append(
+            {
+                "name": match["name"],
+                **{key: github_unescape(value) for key, value in props.items()},
+                "message": github_unescape(match["message"]),
+            }
+        )
+    return commands
+
+
+def write_skill(folder: Path, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(text)
+
+
+def test_github_annotations_point_at_each_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "--format", "github", str(EXAMPLES))
+    assert code == 1
+    commands = parse_commands(out)
+    several = [c for c in commands if "broken-several-fields" in c["file"]]
+    assert [(c["name"], c["title"], c["line"], c["col"]) for c in several] == [
+        ("error", "skillguard invalid_name", "2", "1"),
+        ("error", "skillguard empty_field", "3", "1"),
+        ("error", "skillguard field_too_long", "4", "1"),
+    ]
+    assert all(c["file"].endswith("SKILL.md") for c in several)
+    assert out.splitlines()[-1].startswith("skillguard: 11 checked, 3 ok, 8 failed")
+
+
+def test_github_warnings_are_warning_commands(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "x", "---\nname: x\ndescription: d\nauthor: me\nhome: h\n---\n")
+    code, out = run(capsys, "--format", "github", str(tmp_path))
+    assert code == 0
+    [command] = parse_commands(out)
+    assert command["name"] == "warning"
+    assert command["title"] == "skillguard unknown_field"
+    assert command["line"] == "4"
+    assert command["message"] == "unknown fields 'author', 'home' kept as inert data"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a,line=1::x",
+        "title=forged",
+        "new\nline::add-mask::secret",
+        "cr\rhere",
+        "pct%0Aforged",
+        "colon:comma,",
+        "stop\n::stop-commands::token",
+    ],
+)
+def test_t91_hostile_names_stay_inside_one_annotation(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    write_skill(tmp_path / name, "---\nname: other\ndescription: d\n---\n")
+    code, out = run(capsys, "--format", "github", str(tmp_path))
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) == 2  # one annotation, one summary: no line of the name's own
+    [command] = parse_commands(out)
+    assert set(command) - {"line", "col"} == {"name", "file", "title", "message"}
+    # A name with a control character is refused as a name (no file is read in it).
+    assert command["title"] in {"skillguard name_mismatch", "skillguard bad_name"}
+    assert command["file"].startswith(str(tmp_path))
+    assert "\n" not in command["file"]
+    assert "\r" not in command["file"]
+
+
+def test_t91_github_escape_follows_the_runner_rules() -> None:
+    assert github_escape("50%\r\n:,") == "50%25%0D%0A:,"
+    assert github_escape("50%\r\n:,", property_value=True) == "50%25%0D%0A%3A%2C"
+
+
+def _schema_validator() -> Any:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_path = Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0.json"
+    if not schema_path.exists():
+        pytest.skip("the SARIF 2.1.0 schema fixture is not present")
+    schema = json.loads(schema_path.read_text())
+    return jsonschema.Draft7Validator(schema)
+
+
+def test_sarif_has_one_rule_per_code_and_located_results(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out = run(capsys, "--format", "sarif", str(EXAMPLES))
+    assert code == 1
+    document = json.loads(out)
+    assert document["version"] == "2.1.0"
+    [run_] = document["runs"]
+    rules = run_["tool"]["driver"]["rules"]
+    ids = [rule["id"] for rule in rules]
+    assert len(ids) == len(set(ids))
+    for rule in rules:
+        assert rule["shortDescription"]["text"] == RULE_TEXT[rule["id"]]
+        assert rule["helpUri"].endswith("#errors")
+    results = run_["results"]
+    assert {r["ruleId"] for r in results} == set(ids)
+    for result in results:
+        assert ids[result["ruleIndex"]] == result["ruleId"]
+        assert result["level"] in {"error", "warning"}
+        [location] = result["locations"]
+        assert location["physicalLocation"]["artifactLocation"]["uri"]
+    several = [
+        r
+        for r in results
+        if "broken-several-fields"
+        in r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    ]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]) for r in several] == [
+        ("invalid_name", {"startLine": 2, "startColumn": 1}),
+        ("empty_field", {"startLine": 3, "startColumn": 1}),
+        ("field_too_long", {"startLine": 4, "startColumn": 1}),
+    ]
+
+
+def test_t92_sarif_uris_keep_hostile_names_as_one_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    name = "a#b?c%d e;f"
+    write_skill(tmp_path / name, "---\nname: other\ndescription: d\n---\n")
+    code, out = run(capsys, "--format", "sarif", str(tmp_path))
+    assert code == 1
+    assert out.isascii()
+    [result] = json.loads(out)["runs"][0]["results"]
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    parsed = urllib.parse.urlsplit(uri)
+    assert parsed.query == ""
+    assert parsed.fragment == ""
+    assert urllib.parse.unquote(parsed.path) == f"{tmp_path}/{name}/SKILL.md".lstrip("/")
+
+
+def test_sarif_of_an_empty_run_is_a_valid_log() -> None:
+    document = sarif_document([], [], version="0")
+    assert document["runs"][0]["results"] == []
+    assert document["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+def test_t92_sarif_validates_against_the_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    validator = _schema_validator()
+    write_skill(tmp_path / "a#b?c%d e", "---\nname: other\ndescription: d\nx: y\n---\n")
+    for args in ([str(EXAMPLES)], [str(tmp_path)], ["--fail-on-skipped", str(tmp_path)]):
+        _, out = run(capsys, "--format", "sarif", *args)
+        errors = sorted(validator.iter_errors(json.loads(out)), key=str)
+        assert errors == []
+
+
+def test_every_rule_text_code_is_in_the_readme_table() -> None:
+    readme = (ROOT / "README.md").read_text()
+    documented = set(re.findall(r"^\| [a-z_]+ \| `([a-z_0-9]+)` \|", readme, flags=re.MULTILINE))
+    warnings = {"unknown_field", "metadata_not_string", "too_many_entries", "bug"}
+    assert set(RULE_TEXT) - warnings <= documented
