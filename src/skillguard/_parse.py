@@ -60,6 +60,7 @@ __all__ = [
     "name_problem",
     "parse_skill",
     "parse_skill_with",
+    "read_document",
 ]
 
 NAME_MAX: Final = 64
@@ -292,33 +293,46 @@ def _parse(
         raise SkillUsageError("bad_argument", "namespaces must be a bool")
     if expected_name is not None and not isinstance(expected_name, str):
         raise SkillUsageError("bad_argument", "expected_name must be a str or None")
+    fields, lines, body, body_line = read_document(raw, limits, profile, backend=backend)
+    if lines_out is not None:
+        lines_out.append(lines)
+    return _build(
+        fields, lines, (body, body_line), raw, (expected_name, namespaces), profile, errors
+    )
+
+
+def read_document(
+    raw: bytes, limits: Limits | None, profile: object, *, backend: Backend | None = None
+) -> tuple[dict[str, YamlValue], KeyLines, str, int]:
+    """The shared front half of every frontmatter document (a SKILL.md, an agent file):
+    the arguments checked, the size cap before decoding, strict UTF-8, the fences, NUL in
+    the body, and the frontmatter through the one YAML entry point (threat-model.md T60,
+    T70). Returns (fields, key lines, body, the body's first line).
+
+    Raises ``SkillUsageError`` for bad arguments and ``MalformedSkillError`` for bytes
+    that are not such a document.
+    """
+    if not isinstance(raw, bytes):
+        raise SkillUsageError("bad_argument", "raw must be bytes")
     if limits is None:
         limits = DEFAULT_LIMITS
     elif not isinstance(limits, Limits):
         raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
     if not isinstance(profile, str) or profile not in _PROFILES:
         raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
-
     if len(raw) > limits.max_skill_bytes:
         raise MalformedSkillError(
             "too_large", f"the file is larger than {limits.max_skill_bytes} bytes"
         )
     text = decode_utf8(raw)
-    frontmatter, body, fm_first_line = _split_fences(text, limits)
+    frontmatter, body, first_line = _split_fences(text, limits)
     if "\x00" in body:
         raise MalformedSkillError("control_character", "NUL character in the body")
-    # The frontmatter goes through the one YAML entry point every document shares:
-    # the same character rules and composer as the policy file (threat-model.md T60).
     fields, lines = load_document(
-        frontmatter, limits, what="the frontmatter", first_line=fm_first_line, backend=backend
+        frontmatter, limits, what="the frontmatter", first_line=first_line, backend=backend
     )
     # The body starts on the line after the closing fence.
-    body_line = fm_first_line + frontmatter.count("\n") + 1
-    if lines_out is not None:
-        lines_out.append(lines)
-    return _build(
-        fields, lines, (body, body_line), raw, (expected_name, namespaces), profile, errors
-    )
+    return fields, lines, body, first_line + frontmatter.count("\n") + 1
 
 
 def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:

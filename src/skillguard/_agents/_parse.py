@@ -48,23 +48,23 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from skillguard._errors import MalformedSkillError, SkillUsageError, safe_repr
-from skillguard._limits import DEFAULT_LIMITS, Limits
+from skillguard._errors import MalformedSkillError, safe_repr
 from skillguard._model import EMPTY_MAP, FrozenMap, Profile, SkillWarning, YamlValue
-from skillguard._parse import _split_fences
+from skillguard._parse import read_document
 from skillguard._text import find_hidden
 from skillguard._tools import check_rule, split_tools
-from skillguard._yaml import KeyLines, decode_utf8, load_document
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+
+    from skillguard._limits import Limits
+    from skillguard._yaml import KeyLines
 
 __all__ = ["AGENT_NAME_MAX", "HARNESS_KEYS", "AgentDefinition", "parse_agent"]
 
 # A display name ("C# Expert"), not an identifier: bounded so that a catalog line stays
 # a line. The longest of the public agent files measured is under 60 characters.
 AGENT_NAME_MAX: Final = 128
-_PROFILES: Final = ("strict", "compat")
 _CORE_FIELDS: Final = frozenset({"name", "description", "tools", "model"})
 # The frontmatter keys the harnesses document for their agent files; they are kept as
 # inert data without a warning.
@@ -153,25 +153,8 @@ def parse_agent(
     file), and :class:`SkillUsageError` when the arguments are wrong. Any other
     exception is a bug.
     """
-    if not isinstance(raw, bytes):
-        raise SkillUsageError("bad_argument", "raw must be bytes")
-    if limits is None:
-        limits = DEFAULT_LIMITS
-    elif not isinstance(limits, Limits):
-        raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
-    if not isinstance(profile, str) or profile not in _PROFILES:
-        raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
-    if len(raw) > limits.max_skill_bytes:
-        raise MalformedSkillError(
-            "too_large", f"the file is larger than {limits.max_skill_bytes} bytes"
-        )
-    # The same decoder, fences and YAML entry point as a SKILL.md (threat-model.md T70).
-    text = decode_utf8(raw)
-    frontmatter, body, first_line = _split_fences(text, limits)
-    if "\x00" in body:
-        raise MalformedSkillError("control_character", "NUL character in the body")
-    fields, lines = load_document(frontmatter, limits, what="the frontmatter", first_line=2)
-    body_line = first_line + frontmatter.count("\n") + 1
+    # The same checks, decoder, fences and YAML entry point as a SKILL.md (T70).
+    fields, lines, body, body_line = read_document(raw, limits, profile)
     return _build(fields, lines, body, body_line, raw, profile)
 
 
