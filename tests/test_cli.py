@@ -421,6 +421,48 @@ def test_t90_any_symlink_in_a_searched_folder_fails_the_run(
     ]
 
 
+def test_t94_a_skill_md_below_a_skill_folder_is_listed_as_nested_skill(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    outer = write_skill(tmp_path / "outer", GOOD.format(name="outer"))
+    write_skill(outer / "scripts" / "inner", GOOD.format(name="inner"))
+    code, document = run_json(capsys, "--fail-on-skipped", str(tmp_path))
+    assert code == 1
+    assert document["summary"]["skipped"] == 1
+    assert [(s["path"], s["code"]) for s in document["skipped"]] == [
+        (str(outer / "scripts" / "inner"), "nested_skill")
+    ]
+    # The same holds when the PATH is the outer skill's own SKILL.md.
+    code, document = run_json(capsys, str(outer / "SKILL.md"))
+    assert code == 0
+    assert [s["code"] for s in document["skipped"]] == ["nested_skill"]
+
+
+@pytest.mark.parametrize("name", ["skill.md", "Skill.md", "SKILL.MD"])
+def test_t94_a_case_variant_of_skill_md_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    write_skill(tmp_path / "good", GOOD.format(name="good"))
+    (tmp_path / "misnamed").mkdir()
+    (tmp_path / "misnamed" / name).write_text(GOOD.format(name="misnamed"))
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(tmp_path / "misnamed"), "wrong_case_skill_file")
+    ]
+
+
+def test_t94_a_case_variant_beside_skill_md_is_a_resource(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    (folder / "skill.md").write_text("notes")
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 0
+    assert document["summary"] == {"checked": 1, "ok": 1, "failed": 0, "skipped": 0}
+
+
 # -- validate: the whole skill folder -------------------------------------------------
 
 
