@@ -463,6 +463,52 @@ def test_t94_a_case_variant_beside_skill_md_is_a_resource(
     assert document["summary"] == {"checked": 1, "ok": 1, "failed": 0, "skipped": 0}
 
 
+def test_t94_a_folder_over_the_entry_limit_fails_the_run_and_names_the_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Created out of name order, so that the file system's own order is not the answer.
+    names = [f"s{(index * 7) % 40:02d}" for index in range(40)]
+    for name in names:
+        write_skill(tmp_path / name, GOOD.format(name=name))
+    code, document = run_json(capsys, "--max-entries", "5", str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(tmp_path), "too_many_entries")
+    ]
+    assert "40 entries" in failed[0]["errors"][0]["message"]
+    checked = [r["skill"] for r in document["results"] if r["ok"]]
+    assert checked == sorted(names)[:5]
+    # The operator who raises the limit has every skill checked, and a passing run.
+    code, document = run_json(capsys, "--max-entries", "40", str(tmp_path))
+    assert code == 0
+    assert document["summary"]["checked"] == 40
+
+
+def test_t94_more_folders_than_the_limit_fail_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for name in ("a", "b", "c", "d"):
+        write_skill(tmp_path / name, GOOD.format(name=name))
+    code, document = run_json(capsys, "--max-folders", "2", str(tmp_path))
+    assert code == 1
+    assert [(r["path"], r["ok"]) for r in document["results"]] == [
+        (str(tmp_path / "a"), True),
+        (str(tmp_path / "b"), True),
+        (str(tmp_path / "c"), False),
+    ]
+    assert document["results"][2]["errors"][0]["code"] == "too_many_entries"
+    code, _ = run_json(capsys, "--max-folders", "4", str(tmp_path))
+    assert code == 0
+
+
+def test_max_entries_and_max_folders_refuse_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    for option in ("--max-entries", "--max-folders"):
+        code, _, err = run(capsys, "validate", option, "0", ".")
+        assert code == 2
+        assert "positive integer" in err
+
+
 # -- validate: the whole skill folder -------------------------------------------------
 
 

@@ -32,7 +32,7 @@ from ._errors import SkillError, SkillUsageError, safe_repr
 from ._fs import display_path
 from ._limits import DEFAULT_LIMITS
 from ._parse import check_skill
-from ._scan import Found, Scan, scan_for_skills
+from ._scan import MAX_VALIDATE_FOLDERS, Found, Scan, scan_for_skills
 from ._skillref import run_read_properties, run_to_prompt
 from ._text import terminal_line
 
@@ -117,6 +117,24 @@ def _build_parser() -> _Parser:
         type=_non_negative,
         default=DEFAULT_MAX_DEPTH,
         help=f"how many folder levels below a root to search (default {DEFAULT_MAX_DEPTH})",
+    )
+    validate.add_argument(
+        "--max-entries",
+        type=_positive,
+        default=DEFAULT_LIMITS.max_dir_entries,
+        help=(
+            "entries read from one folder, the first ones by name; a folder with more "
+            f"fails the run (default {DEFAULT_LIMITS.max_dir_entries})"
+        ),
+    )
+    validate.add_argument(
+        "--max-folders",
+        type=_positive,
+        default=MAX_VALIDATE_FOLDERS,
+        help=(
+            "folders searched below one PATH, in name order; a PATH with more fails "
+            f"the run (default {MAX_VALIDATE_FOLDERS})"
+        ),
     )
     validate.add_argument(
         "--quiet",
@@ -423,9 +441,12 @@ def _skipped_line(entry: dict[str, Any]) -> str:
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
+    limits = attrs.evolve(DEFAULT_LIMITS, max_dir_entries=args.max_entries)
     for path in args.paths:
         try:
-            scan: Scan = scan_for_skills(path, max_depth=args.max_depth, limits=DEFAULT_LIMITS)
+            scan: Scan = scan_for_skills(
+                path, max_depth=args.max_depth, max_dirs=args.max_folders, limits=limits
+            )
             results.extend(
                 _check(found, args.profile, namespaces=args.namespaces) for found in scan.found
             )

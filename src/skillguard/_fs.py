@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import heapq
 import os
 import re
 import stat
@@ -49,7 +50,7 @@ from ._errors import (
 from ._text import find_hidden, reveal
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
+    from collections.abc import Generator, Iterator
     from types import TracebackType
 
 __all__ = [
@@ -656,8 +657,9 @@ class SafeRoot:
     def list_dir(self, relpath: str = "", *, max_entries: int) -> Listing:
         """The folders and regular files directly in *relpath*, sorted by name.
 
-        At most *max_entries* entries are looked at; if there are more, a
-        ``too_many_entries`` item says so. Every entry not taken is in ``skipped``
+        Every entry is counted, but only the first *max_entries* by name are looked
+        at, whatever order the file system lists them in; if there are more, a
+        ``too_many_entries`` item says how many. Every entry not taken is in ``skipped``
         with its reason: ``symlink``, ``special_file``, ``hardlink``, ``cross_device``,
         ``bad_name``, ``unreadable``.
         """
@@ -675,18 +677,21 @@ class SafeRoot:
                 raise _os_error(exc, "the root") from exc
         entries: list[Entry] = []
         skipped: list[Skipped] = []
+        seen = 0
+
+        def counted(scan: Iterator[os.DirEntry[str]]) -> Iterator[os.DirEntry[str]]:
+            nonlocal seen
+            for item in scan:
+                seen += 1
+                yield item
+
         try:
             with os.scandir(dir_fd) as scan:
-                for seen, item in enumerate(scan):
-                    if seen >= max_entries:
-                        skipped.append(
-                            Skipped(
-                                relpath,
-                                "too_many_entries",
-                                f"more than {max_entries} entries; the rest were not read",
-                            )
-                        )
-                        break
+                # Which entries are taken must not depend on the order the file system
+                # happens to list them in: the first max_entries by name are taken, kept
+                # in a heap of that size, so memory stays bounded however many there are.
+                chosen = heapq.nsmallest(max_entries, counted(scan), key=lambda item: item.name)
+                for item in chosen:
                     self._classify_entry(relpath, item, entries, skipped)
         except OSError as exc:
             raise _os_error(exc, "the folder") from exc
@@ -695,6 +700,12 @@ class SafeRoot:
                 os.close(dir_fd)
         entries.sort(key=lambda entry: entry.name)
         skipped.sort(key=lambda item: item.path)
+        if seen > max_entries:
+            reason = (
+                f"{seen} entries, more than the limit of {max_entries}; only the first "
+                f"{max_entries} by name were read"
+            )
+            skipped.append(Skipped(relpath, "too_many_entries", reason))
         return Listing(tuple(entries), tuple(skipped))
 
     def _classify_entry(

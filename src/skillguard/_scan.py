@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["FOLDER_PROBLEMS", "MAX_VALIDATE_FOLDERS", "Found", "Scan", "scan_for_skills"]
 
 # Entries inside a skill folder that make the skill fail: the loader would refuse
-# to serve them. Limits (too_deep, too_many_entries) are warnings instead.
+# to serve them. Limits inside a skill folder (too_deep, too_many_entries) are warnings
+# instead; too_many_entries where skill folders are searched fails the run.
 FOLDER_PROBLEMS = frozenset(
     {
         "symlink",
@@ -72,8 +73,12 @@ def _join(base: str, name: str) -> str:
     return f"{base.rstrip('/')}/{name}" if name else base
 
 
-def scan_for_skills(path: str, *, max_depth: int, limits: Limits) -> Scan:
-    """Find and read every skill under *path*. Never raises for anything on disk."""
+def scan_for_skills(
+    path: str, *, max_depth: int, limits: Limits, max_dirs: int = MAX_VALIDATE_FOLDERS
+) -> Scan:
+    """Find and read every skill under *path*, searching at most *max_dirs* folders
+    and reading at most ``limits.max_dir_entries`` entries of each, the first ones by
+    name. Never raises for anything on disk."""
     if split_operator_path(path.rstrip("/") or "/")[1] == SKILL_FILE:
         return _read_given_file(path, limits)
     try:
@@ -87,9 +92,7 @@ def scan_for_skills(path: str, *, max_depth: int, limits: Limits) -> Scan:
     found: list[Found] = []
     skipped: list[Skipped] = []
     with root:
-        for item in find_skill_folders(
-            root, max_depth=max_depth, max_dirs=MAX_VALIDATE_FOLDERS, limits=limits
-        ):
+        for item in find_skill_folders(root, max_depth=max_depth, max_dirs=max_dirs, limits=limits):
             if isinstance(item, FolderHit):
                 found.append(_found(root, path, item, limits, skipped))
             else:
@@ -175,6 +178,13 @@ def _report(
         found.append(
             Found(folder, _folder_of(root, item.path.rpartition("/")[0]), error=error, file=shown)
         )
+        return
+    if item.code == "too_many_entries":
+        # Part of the tree was not checked, so the run cannot say that it passed: the
+        # operator either fixes the folder or raises the limit (T94).
+        folder = shown.rstrip("/") if item.path else base
+        cut = SkillContainmentError("too_many_entries", item.reason)
+        found.append(Found(folder, _folder_of(root, item.path), error=cut))
         return
     if item.code in ("bad_name", "unreadable") or (
         item.entry == "dir"
