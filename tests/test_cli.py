@@ -509,6 +509,17 @@ def test_max_entries_and_max_folders_refuse_zero(capsys: pytest.CaptureFixture[s
         assert "positive integer" in err
 
 
+def test_validate_prints_a_literal_backslash_apart_from_an_escaped_byte(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "a\\xff").mkdir()
+    (tmp_path / os.fsdecode(b"a\xff")).mkdir()
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    printed = sorted(line.split()[1] for line in out.splitlines() if line.startswith("FAILED"))
+    assert printed == [f"{tmp_path}/a\\\\xff", f"{tmp_path}/a\\xff"]
+
+
 # -- validate: the whole skill folder -------------------------------------------------
 
 

@@ -29,7 +29,7 @@ from ._ci import github_commands, sarif_text
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import display_path
+from ._fs import display_path, printed_path
 from ._limits import DEFAULT_LIMITS
 from ._parse import check_skill
 from ._scan import MAX_VALIDATE_FOLDERS, Found, Scan, scan_for_skills
@@ -301,7 +301,7 @@ def _error_entry(error: SkillError, file: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"kind": error.kind, "code": error.code, "message": message}
     # Additive keys: where the error is, so CI annotations can point at it.
     if file is not None:
-        entry["file"] = display_path(file)
+        entry["file"] = printed_path(file)
     if error.line is not None:
         entry["line"] = error.line
         if error.column is not None:
@@ -329,7 +329,7 @@ def _warning_entries(
         else:
             entry = {"code": warning.code, "message": warning.message}
         if file is not None:
-            entry["file"] = display_path(file)
+            entry["file"] = printed_path(file)
         line = lines.get(warning.key) if warning.key is not None else None
         if line is not None:
             entry["line"] = line
@@ -339,8 +339,8 @@ def _warning_entries(
 
 def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "path": display_path(found.path),
-        "skill": None if found.folder is None else display_path(found.folder),
+        "path": printed_path(found.path),
+        "skill": None if found.folder is None else printed_path(found.folder),
         "ok": False,
         "errors": [],
         "warnings": [],
@@ -367,7 +367,7 @@ def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any
 
 def _internal_error(path: str, exc: BaseException) -> dict[str, Any]:
     return {
-        "path": display_path(path),
+        "path": printed_path(path),
         "skill": None,
         "ok": False,
         "errors": [
@@ -455,7 +455,7 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             continue
         skipped.extend(
             {
-                "path": display_path(s.path),
+                "path": printed_path(s.path),
                 "code": s.code,
                 "message": s.reason,
                 "fails": args.fail_on_skipped,

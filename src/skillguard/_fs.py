@@ -68,6 +68,7 @@ __all__ = [
     "open_trusted_target",
     "openat2_available",
     "operator_path",
+    "printed_path",
     "read_operator_bytes",
     "read_trusted_bytes",
     "read_trusted_file",
@@ -98,6 +99,13 @@ _BAD_PATH_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")  # controls and backslas
 def display_path(path: str) -> str:
     """A path as text that is always valid Unicode (undecodable bytes escaped)."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def printed_path(path: str) -> str:
+    """``display_path`` that cannot be mistaken for another path: a backslash is
+    doubled before undecodable bytes become ``\\xNN``, so a name holding the four
+    characters ``\\xff`` and one holding the byte 0xff never print alike."""
+    return os.fsencode(path).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
 
 # -- names ---------------------------------------------------------------------------
@@ -565,6 +573,11 @@ class SafeRoot:
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError as exc:
+            if exc.errno == errno.EACCES:
+                # Looking a name up needs only search permission on the folder, so this
+                # refusal is the folder's: saying the file cannot be read would send
+                # the operator after a file that may not even be there.
+                raise _os_error(exc, f"the folder holding {what}") from exc
             raise _os_error(exc, what) from exc
         if not stat.S_ISREG(info.st_mode):
             if stat.S_ISLNK(info.st_mode):
