@@ -7,12 +7,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from skillguard import _cli
 from skillguard._cli import main
+from skillguard._scan import iter_scan
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "skills"
 
@@ -257,12 +261,34 @@ def test_an_unexpected_exception_becomes_an_internal_result(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(_cli, "scan_for_skills", broken)
+    monkeypatch.setattr(_cli, "iter_scan", broken)
     code, document = run_json(capsys, str(tmp_path))
     assert code == 1
     assert document["results"][0]["errors"] == [
         {"kind": "internal", "code": "bug", "message": "unexpected RuntimeError; please report it"}
     ]
+
+
+def test_a_bug_after_some_results_still_ends_one_json_document(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Results are written as they come, so a bug in the middle of a PATH must leave the
+    # results already written and the internal result in one well-formed document.
+    write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    real = iter_scan
+
+    def breaks_after_one(*args: Any, **kwargs: Any) -> Iterator[object]:
+        yield next(iter(real(*args, **kwargs)))
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(_cli, "iter_scan", breaks_after_one)
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    assert [(r["skill"], r["ok"]) for r in document["results"]] == [("demo", True), (None, False)]
+    assert document["summary"] == {"checked": 2, "ok": 1, "failed": 1, "skipped": 0}
+    code, out, _ = run(capsys, "validate", "--quiet", str(tmp_path))
+    assert code == 1
+    assert out.splitlines()[-1] == "2 checked, 1 ok, 1 failed, 0 skipped"
 
 
 def hostile_tree(root: Path) -> Path:

@@ -24,9 +24,18 @@ from ._errors import (
 from ._fs import SKILL_FILE, SafeRoot, Skipped, split_operator_path
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ._limits import Limits
 
-__all__ = ["FOLDER_PROBLEMS", "MAX_VALIDATE_FOLDERS", "Found", "Scan", "scan_for_skills"]
+__all__ = [
+    "FOLDER_PROBLEMS",
+    "MAX_VALIDATE_FOLDERS",
+    "Found",
+    "Scan",
+    "iter_scan",
+    "scan_for_skills",
+]
 
 # Entries inside a skill folder that make the skill fail: the loader would refuse
 # to serve them. Limits inside a skill folder (too_deep, too_many_entries) are warnings
@@ -79,16 +88,35 @@ def scan_for_skills(
     """Find and read every skill under *path*, searching at most *max_dirs* folders
     and reading at most ``limits.max_dir_entries`` entries of each, the first ones by
     name. Never raises for anything on disk."""
+    found: list[Found] = []
+    skipped: list[Skipped] = []
+    for item in iter_scan(path, max_depth=max_depth, limits=limits, max_dirs=max_dirs):
+        if isinstance(item, Found):
+            found.append(item)
+        else:
+            skipped.append(item)
+    return Scan(tuple(found), tuple(skipped))
+
+
+def iter_scan(
+    path: str, *, max_depth: int, limits: Limits, max_dirs: int = MAX_VALIDATE_FOLDERS
+) -> Iterator[Found | Skipped]:
+    """``scan_for_skills`` one result at a time, in the same order, so that a caller
+    holds one skill's bytes at a time however many skills there are."""
     if split_operator_path(path.rstrip("/") or "/")[1] == SKILL_FILE:
-        return _read_given_file(path, limits)
+        yield from _flat(_read_given_file(path, limits))
+        return
     try:
         root = SafeRoot(path)
     except SkillError as exc:
         if exc.code in ("not_a_directory", "missing"):
             # A file, a FIFO, a device, a dangling link or nothing: reading it through
             # its parent's SafeRoot reports exactly which.
-            return _read_given_file(path, limits)
-        return Scan((Found(path, None, error=exc),), ())
+            yield from _flat(_read_given_file(path, limits))
+        else:
+            yield Found(path, None, error=exc)
+        return
+    any_found = False
     found: list[Found] = []
     skipped: list[Skipped] = []
     with root:
@@ -97,10 +125,19 @@ def scan_for_skills(
                 found.append(_found(root, path, item, limits, skipped))
             else:
                 _report(root, path, item, found, skipped)
-    if not found:
+            any_found = any_found or bool(found)
+            yield from found
+            yield from skipped
+            found.clear()
+            skipped.clear()
+    if not any_found:
         error = SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found")
-        found.append(Found(path, None, error=error))
-    return Scan(tuple(found), tuple(skipped))
+        yield Found(path, None, error=error)
+
+
+def _flat(scan: Scan) -> Iterator[Found | Skipped]:
+    yield from scan.found
+    yield from scan.skipped
 
 
 def _folder_of(root: SafeRoot, location: str) -> str:
