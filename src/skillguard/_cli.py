@@ -445,14 +445,14 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     streamed = args.format in ("text", "json")
     shown: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    counts = {"checked": 0, "ok": 0}
+    counts = {"checked": 0, "ok": 0, "shown": 0}
     if args.format == "json":
         out.write('{\n  "results": [')
     limits = attrs.evolve(DEFAULT_LIMITS, max_dir_entries=args.max_entries)
 
     def emit(result: dict[str, Any]) -> None:
         counts["checked"] += 1
-        counts["ok"] += result["ok"]
+        counts["ok"] += 1 if result["ok"] else 0
         if args.quiet or args.no_warnings:
             result["warnings"] = []
         if args.quiet and result["ok"]:
@@ -464,9 +464,8 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"{',' if counts['shown'] else ''}\n    {text}")
         else:
             _write_result(result, out)
-        counts["shown"] = counts.get("shown", 0) + 1
+        counts["shown"] += 1
 
-    counts["shown"] = 0
     for path in args.paths:
         try:
             for item in iter_scan(
