@@ -7,12 +7,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from skillguard import _cli
 from skillguard._cli import main
+from skillguard._scan import iter_scan
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "skills"
 
@@ -257,12 +261,34 @@ def test_an_unexpected_exception_becomes_an_internal_result(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(_cli, "scan_for_skills", broken)
+    monkeypatch.setattr(_cli, "iter_scan", broken)
     code, document = run_json(capsys, str(tmp_path))
     assert code == 1
     assert document["results"][0]["errors"] == [
         {"kind": "internal", "code": "bug", "message": "unexpected RuntimeError; please report it"}
     ]
+
+
+def test_a_bug_after_some_results_still_ends_one_json_document(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Results are written as they come, so a bug in the middle of a PATH must leave the
+    # results already written and the internal result in one well-formed document.
+    write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    real = iter_scan
+
+    def breaks_after_one(*args: Any, **kwargs: Any) -> Iterator[object]:
+        yield next(iter(real(*args, **kwargs)))
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(_cli, "iter_scan", breaks_after_one)
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    assert [(r["skill"], r["ok"]) for r in document["results"]] == [("demo", True), (None, False)]
+    assert document["summary"] == {"checked": 2, "ok": 1, "failed": 1, "skipped": 0}
+    code, out, _ = run(capsys, "validate", "--quiet", str(tmp_path))
+    assert code == 1
+    assert out.splitlines()[-1] == "2 checked, 1 ok, 1 failed, 0 skipped"
 
 
 def hostile_tree(root: Path) -> Path:
@@ -419,6 +445,105 @@ def test_t90_any_symlink_in_a_searched_folder_fails_the_run(
     assert [(r["path"], r["errors"][0]["kind"], r["errors"][0]["code"]) for r in failed] == [
         (str(link), "containment", "symlink")
     ]
+
+
+def test_t94_a_skill_md_below_a_skill_folder_is_listed_as_nested_skill(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    outer = write_skill(tmp_path / "outer", GOOD.format(name="outer"))
+    write_skill(outer / "scripts" / "inner", GOOD.format(name="inner"))
+    code, document = run_json(capsys, "--fail-on-skipped", str(tmp_path))
+    assert code == 1
+    assert document["summary"]["skipped"] == 1
+    assert [(s["path"], s["code"]) for s in document["skipped"]] == [
+        (str(outer / "scripts" / "inner"), "nested_skill")
+    ]
+    # The same holds when the PATH is the outer skill's own SKILL.md.
+    code, document = run_json(capsys, str(outer / "SKILL.md"))
+    assert code == 0
+    assert [s["code"] for s in document["skipped"]] == ["nested_skill"]
+
+
+@pytest.mark.parametrize("name", ["skill.md", "Skill.md", "SKILL.MD"])
+def test_t94_a_case_variant_of_skill_md_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    write_skill(tmp_path / "good", GOOD.format(name="good"))
+    (tmp_path / "misnamed").mkdir()
+    (tmp_path / "misnamed" / name).write_text(GOOD.format(name="misnamed"))
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(tmp_path / "misnamed"), "wrong_case_skill_file")
+    ]
+
+
+def test_t94_a_case_variant_beside_skill_md_is_a_resource(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    (folder / "skill.md").write_text("notes")
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 0
+    assert document["summary"] == {"checked": 1, "ok": 1, "failed": 0, "skipped": 0}
+
+
+def test_t94_a_folder_over_the_entry_limit_fails_the_run_and_names_the_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Created out of name order, so that the file system's own order is not the answer.
+    names = [f"s{(index * 7) % 40:02d}" for index in range(40)]
+    for name in names:
+        write_skill(tmp_path / name, GOOD.format(name=name))
+    code, document = run_json(capsys, "--max-entries", "5", str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(tmp_path), "too_many_entries")
+    ]
+    assert "40 entries" in failed[0]["errors"][0]["message"]
+    checked = [r["skill"] for r in document["results"] if r["ok"]]
+    assert checked == sorted(names)[:5]
+    # The operator who raises the limit has every skill checked, and a passing run.
+    code, document = run_json(capsys, "--max-entries", "40", str(tmp_path))
+    assert code == 0
+    assert document["summary"]["checked"] == 40
+
+
+def test_t94_more_folders_than_the_limit_fail_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for name in ("a", "b", "c", "d"):
+        write_skill(tmp_path / name, GOOD.format(name=name))
+    code, document = run_json(capsys, "--max-folders", "2", str(tmp_path))
+    assert code == 1
+    assert [(r["path"], r["ok"]) for r in document["results"]] == [
+        (str(tmp_path / "a"), True),
+        (str(tmp_path / "b"), True),
+        (str(tmp_path / "c"), False),
+    ]
+    assert document["results"][2]["errors"][0]["code"] == "too_many_entries"
+    code, _ = run_json(capsys, "--max-folders", "4", str(tmp_path))
+    assert code == 0
+
+
+def test_max_entries_and_max_folders_refuse_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    for option in ("--max-entries", "--max-folders"):
+        code, _, err = run(capsys, "validate", option, "0", ".")
+        assert code == 2
+        assert "positive integer" in err
+
+
+def test_validate_prints_a_literal_backslash_apart_from_an_escaped_byte(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "a\\xff").mkdir()
+    (tmp_path / os.fsdecode(b"a\xff")).mkdir()
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    printed = sorted(line.split()[1] for line in out.splitlines() if line.startswith("FAILED"))
+    assert printed == [f"{tmp_path}/a\\\\xff", f"{tmp_path}/a\\xff"]
 
 
 # -- validate: the whole skill folder -------------------------------------------------

@@ -347,6 +347,17 @@ def test_t20_listing_is_bounded_at_n_and_n_plus_one(tree: Path, resolver: str) -
         assert [s.code for s in cut.skipped] == ["too_many_entries"]
 
 
+def test_t94_a_cut_listing_takes_the_first_entries_by_name(tmp_path: Path, resolver: str) -> None:
+    names = [f"n{(index * 13) % 64:02d}" for index in range(64)]
+    for name in names:
+        (tmp_path / name).mkdir()
+    with open_root(tmp_path, resolver) as root:
+        cut = root.list_dir("", max_entries=4)
+    assert [entry.name for entry in cut.entries] == sorted(names)[:4]
+    assert [(s.path, s.code) for s in cut.skipped] == [("", "too_many_entries")]
+    assert cut.skipped[0].reason.startswith("64 entries")
+
+
 def test_listing_a_nested_folder_names_paths_from_the_root(tree: Path, resolver: str) -> None:
     (tree / "d" / "ln").symlink_to("e")
     with open_root(tree, resolver) as root:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import Limits, MalformedSkillError, SkillContainmentError, SkillNotFoundError
-from skillguard._fs import SafeRoot, _os_error, display_path
+from skillguard._fs import SafeRoot, _os_error, display_path, printed_path
 from skillguard._scan import Found, scan_for_skills
 
 if TYPE_CHECKING:
@@ -222,6 +222,23 @@ def test_unreadable_skill_file_is_not_found_with_a_reason(tmp_path: Path) -> Non
     assert error.code == "unreadable"
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root searches folders whatever their mode")
+def test_an_unreadable_plain_folder_is_reported_as_the_folder(tmp_path: Path) -> None:
+    make_skill(tmp_path, "demo")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    plain.chmod(0)
+    try:
+        found, _ = scan(tmp_path)
+    finally:
+        plain.chmod(0o755)
+    errors = {f.folder: f.error for f in found if f.error is not None}
+    assert list(errors) == ["plain"]
+    assert isinstance(errors["plain"], SkillNotFoundError)
+    assert errors["plain"].code == "unreadable"
+    assert errors["plain"].reason.startswith("the folder holding SKILL.md cannot be read")
+
+
 # -- searching a root ----------------------------------------------------------------
 
 
@@ -296,6 +313,14 @@ def test_non_utf8_folder_names_are_escaped_for_display(tmp_path: Path) -> None:
     found, _ = scan(tmp_path)
     assert found[0].folder == name
     assert display_path(name) == "bad\\xffname"
+
+
+def test_printed_paths_escape_backslashes_so_no_two_names_print_alike() -> None:
+    undecodable = os.fsdecode(b"a\xff")
+    assert printed_path("a\\xff") == "a\\\\xff"
+    assert printed_path(undecodable) == "a\\xff"
+    assert printed_path("new\\nline") != printed_path("new\nline")
+    assert printed_path("plain/name") == display_path("plain/name")
 
 
 def test_scanning_leaves_no_descriptor_open(tmp_path: Path) -> None:

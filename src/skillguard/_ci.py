@@ -75,6 +75,8 @@ RULE_TEXT: Final[dict[str, str]] = {
     "missing": "nothing is there",
     "unreadable": "it is there but cannot be read",
     "no_skill": "no folder under the path holds a SKILL.md",
+    "wrong_case_skill_file": "a case variant of SKILL.md, such as skill.md",
+    "nested_skill": "a SKILL.md below a skill folder, not checked as a skill",
     "unknown_field": "a frontmatter field the Agent Skills rules do not define",
     "metadata_not_string": "a metadata value that is not a string",
     "too_many_entries": "a folder with more entries than the limit",

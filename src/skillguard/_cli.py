@@ -29,10 +29,10 @@ from ._ci import github_commands, sarif_text
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import display_path
+from ._fs import display_path, printed_path
 from ._limits import DEFAULT_LIMITS
 from ._parse import check_skill
-from ._scan import Found, Scan, scan_for_skills
+from ._scan import MAX_VALIDATE_FOLDERS, Found, iter_scan
 from ._skillref import run_read_properties, run_to_prompt
 from ._text import terminal_line
 
@@ -117,6 +117,24 @@ def _build_parser() -> _Parser:
         type=_non_negative,
         default=DEFAULT_MAX_DEPTH,
         help=f"how many folder levels below a root to search (default {DEFAULT_MAX_DEPTH})",
+    )
+    validate.add_argument(
+        "--max-entries",
+        type=_positive,
+        default=DEFAULT_LIMITS.max_dir_entries,
+        help=(
+            "entries read from one folder, the first ones by name; a folder with more "
+            f"fails the run (default {DEFAULT_LIMITS.max_dir_entries})"
+        ),
+    )
+    validate.add_argument(
+        "--max-folders",
+        type=_positive,
+        default=MAX_VALIDATE_FOLDERS,
+        help=(
+            "folders searched below one PATH, in name order; a PATH with more fails "
+            f"the run (default {MAX_VALIDATE_FOLDERS})"
+        ),
     )
     validate.add_argument(
         "--quiet",
@@ -283,7 +301,7 @@ def _error_entry(error: SkillError, file: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"kind": error.kind, "code": error.code, "message": message}
     # Additive keys: where the error is, so CI annotations can point at it.
     if file is not None:
-        entry["file"] = display_path(file)
+        entry["file"] = printed_path(file)
     if error.line is not None:
         entry["line"] = error.line
         if error.column is not None:
@@ -311,7 +329,7 @@ def _warning_entries(
         else:
             entry = {"code": warning.code, "message": warning.message}
         if file is not None:
-            entry["file"] = display_path(file)
+            entry["file"] = printed_path(file)
         line = lines.get(warning.key) if warning.key is not None else None
         if line is not None:
             entry["line"] = line
@@ -321,8 +339,8 @@ def _warning_entries(
 
 def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "path": display_path(found.path),
-        "skill": None if found.folder is None else display_path(found.folder),
+        "path": printed_path(found.path),
+        "skill": None if found.folder is None else printed_path(found.folder),
         "ok": False,
         "errors": [],
         "warnings": [],
@@ -349,7 +367,7 @@ def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any
 
 def _internal_error(path: str, exc: BaseException) -> dict[str, Any]:
     return {
-        "path": display_path(path),
+        "path": printed_path(path),
         "skill": None,
         "ok": False,
         "errors": [
@@ -421,50 +439,70 @@ def _skipped_line(entry: dict[str, Any]) -> str:
 
 
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    results: list[dict[str, Any]] = []
+    # Results are written as they come, in text and JSON, so that memory does not grow
+    # with the number of skills; skipped entries (few) and the summary come last. The
+    # GitHub and SARIF formats are written once the run is over.
+    streamed = args.format in ("text", "json")
+    shown: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
+    counts = {"checked": 0, "ok": 0, "shown": 0}
+    if args.format == "json":
+        out.write('{\n  "results": [')
+    limits = attrs.evolve(DEFAULT_LIMITS, max_dir_entries=args.max_entries)
+
+    def emit(result: dict[str, Any]) -> None:
+        counts["checked"] += 1
+        counts["ok"] += 1 if result["ok"] else 0
+        if args.quiet or args.no_warnings:
+            result["warnings"] = []
+        if args.quiet and result["ok"]:
+            return
+        if not streamed:
+            shown.append(result)
+        elif args.format == "json":
+            text = json.dumps(result, indent=2, ensure_ascii=True).replace("\n", "\n    ")
+            out.write(f"{',' if counts['shown'] else ''}\n    {text}")
+        else:
+            _write_result(result, out)
+        counts["shown"] += 1
+
     for path in args.paths:
         try:
-            scan: Scan = scan_for_skills(path, max_depth=args.max_depth, limits=DEFAULT_LIMITS)
-            results.extend(
-                _check(found, args.profile, namespaces=args.namespaces) for found in scan.found
-            )
+            for item in iter_scan(
+                path, max_depth=args.max_depth, max_dirs=args.max_folders, limits=limits
+            ):
+                if isinstance(item, Found):
+                    emit(_check(item, args.profile, namespaces=args.namespaces))
+                    continue
+                skipped.append(
+                    {
+                        "path": printed_path(item.path),
+                        "code": item.code,
+                        "message": item.reason,
+                        "fails": args.fail_on_skipped,
+                    }
+                )
         except Exception as exc:  # a bug; reported, never a traceback
-            results.append(_internal_error(path, exc))
-            continue
-        skipped.extend(
-            {
-                "path": display_path(s.path),
-                "code": s.code,
-                "message": s.reason,
-                "fails": args.fail_on_skipped,
-            }
-            for s in scan.skipped
-        )
-    ok = sum(1 for result in results if result["ok"])
+            emit(_internal_error(path, exc))
     summary = {
-        "checked": len(results),
-        "ok": ok,
-        "failed": len(results) - ok,
+        "checked": counts["checked"],
+        "ok": counts["ok"],
+        "failed": counts["checked"] - counts["ok"],
         "skipped": len(skipped),
     }
     failed = summary["failed"] > 0 or (args.fail_on_skipped and summary["skipped"] > 0)
-    if args.quiet or args.no_warnings:
-        for result in results:
-            result["warnings"] = []
-    shown = [result for result in results if not result["ok"]] if args.quiet else results
     if args.format == "json":
         # The document keeps its documented shape (new keys are additive); folders not
         # searched are also reported on stderr, so that nothing is skipped silently.
         for entry in skipped:
             del entry["fails"]
-        document = {"results": shown, "summary": summary, "skipped": skipped}
-        out.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
+        rest = json.dumps({"summary": summary, "skipped": skipped}, indent=2, ensure_ascii=True)
+        out.write(f"{chr(10) + '  ' if counts['shown'] else ''}],\n{rest[2:]}\n")
         err.writelines(f"skillguard: {_skipped_line(entry)}\n" for entry in skipped)
     elif args.format in ("github", "sarif"):
         _write_ci(args.format, shown, skipped, summary, out)
     else:
-        _write_text(shown, skipped, summary, out)
+        _write_text(skipped, summary, out)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -508,24 +546,21 @@ def _write_ci(
     )
 
 
-def _write_text(
-    results: list[dict[str, Any]],
-    skipped: list[dict[str, Any]],
-    summary: dict[str, int],
-    out: TextIO,
-) -> None:
-    for result in results:
-        status = "ok    " if result["ok"] else "FAILED"
-        skill = f" ({terminal_line(result['skill'])})" if result["skill"] else ""
-        out.write(f"{status} {terminal_line(result['path'])}{skill}\n")
-        out.writelines(
-            f"    error {error['kind']}/{error['code']}: {terminal_line(error['message'])}\n"
-            for error in result["errors"]
-        )
-        out.writelines(
-            f"    warning {warning['code']}: {terminal_line(warning['message'])}\n"
-            for warning in result["warnings"]
-        )
+def _write_result(result: dict[str, Any], out: TextIO) -> None:
+    status = "ok    " if result["ok"] else "FAILED"
+    skill = f" ({terminal_line(result['skill'])})" if result["skill"] else ""
+    out.write(f"{status} {terminal_line(result['path'])}{skill}\n")
+    out.writelines(
+        f"    error {error['kind']}/{error['code']}: {terminal_line(error['message'])}\n"
+        for error in result["errors"]
+    )
+    out.writelines(
+        f"    warning {warning['code']}: {terminal_line(warning['message'])}\n"
+        for warning in result["warnings"]
+    )
+
+
+def _write_text(skipped: list[dict[str, Any]], summary: dict[str, int], out: TextIO) -> None:
     out.writelines(f"{_skipped_line(entry)}\n" for entry in skipped)
     out.write(
         f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed, "

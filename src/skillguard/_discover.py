@@ -348,9 +348,17 @@ def find_skill_folders(
             if item.entry in ("dir", "link", "") or item.code == "too_many_entries":
                 yield item
             continue
-        if item.kind != "dir" or item.name in EXCLUDED_DIRS:
-            continue
         child = join_relative(location, item.name)
+        if item.kind != "dir":
+            # A folder reached here holds no SKILL.md (it would have been a hit), so a
+            # case variant such as skill.md is a skill its author expects to be loaded
+            # and that this loader never will: say so rather than pass it by (T94).
+            if item.name.casefold() == SKILL_FILE.casefold():
+                reason = f"{item.name!r} is not {SKILL_FILE!r}: the file name is case-sensitive"
+                yield Skipped(child, "wrong_case_skill_file", reason, "not_found", entry="file")
+            continue
+        if item.name in EXCLUDED_DIRS:
+            continue
         if depth + 1 > max_depth:
             yield Skipped(child, "too_deep", f"deeper than {max_depth} levels", entry="dir")
             continue

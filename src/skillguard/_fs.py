@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import heapq
 import os
 import re
 import stat
@@ -49,7 +50,7 @@ from ._errors import (
 from ._text import find_hidden, reveal
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
+    from collections.abc import Generator, Iterator
     from types import TracebackType
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "open_trusted_target",
     "openat2_available",
     "operator_path",
+    "printed_path",
     "read_operator_bytes",
     "read_trusted_bytes",
     "read_trusted_file",
@@ -97,6 +99,13 @@ _BAD_PATH_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")  # controls and backslas
 def display_path(path: str) -> str:
     """A path as text that is always valid Unicode (undecodable bytes escaped)."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def printed_path(path: str) -> str:
+    """``display_path`` that cannot be mistaken for another path: a backslash is
+    doubled before undecodable bytes become ``\\xNN``, so a name holding the four
+    characters ``\\xff`` and one holding the byte 0xff never print alike."""
+    return os.fsencode(path).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
 
 # -- names ---------------------------------------------------------------------------
@@ -564,6 +573,11 @@ class SafeRoot:
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError as exc:
+            if exc.errno == errno.EACCES:
+                # Looking a name up needs only search permission on the folder, so this
+                # refusal is the folder's: saying the file cannot be read would send
+                # the operator after a file that may not even be there.
+                raise _os_error(exc, f"the folder holding {what}") from exc
             raise _os_error(exc, what) from exc
         if not stat.S_ISREG(info.st_mode):
             if stat.S_ISLNK(info.st_mode):
@@ -656,8 +670,9 @@ class SafeRoot:
     def list_dir(self, relpath: str = "", *, max_entries: int) -> Listing:
         """The folders and regular files directly in *relpath*, sorted by name.
 
-        At most *max_entries* entries are looked at; if there are more, a
-        ``too_many_entries`` item says so. Every entry not taken is in ``skipped``
+        Every entry is counted, but only the first *max_entries* by name are looked
+        at, whatever order the file system lists them in; if there are more, a
+        ``too_many_entries`` item says how many. Every entry not taken is in ``skipped``
         with its reason: ``symlink``, ``special_file``, ``hardlink``, ``cross_device``,
         ``bad_name``, ``unreadable``.
         """
@@ -675,18 +690,21 @@ class SafeRoot:
                 raise _os_error(exc, "the root") from exc
         entries: list[Entry] = []
         skipped: list[Skipped] = []
+        seen = 0
+
+        def counted(scan: Iterator[os.DirEntry[str]]) -> Iterator[os.DirEntry[str]]:
+            nonlocal seen
+            for item in scan:
+                seen += 1
+                yield item
+
         try:
             with os.scandir(dir_fd) as scan:
-                for seen, item in enumerate(scan):
-                    if seen >= max_entries:
-                        skipped.append(
-                            Skipped(
-                                relpath,
-                                "too_many_entries",
-                                f"more than {max_entries} entries; the rest were not read",
-                            )
-                        )
-                        break
+                # Which entries are taken must not depend on the order the file system
+                # happens to list them in: the first max_entries by name are taken, kept
+                # in a heap of that size, so memory stays bounded however many there are.
+                chosen = heapq.nsmallest(max_entries, counted(scan), key=lambda item: item.name)
+                for item in chosen:
                     self._classify_entry(relpath, item, entries, skipped)
         except OSError as exc:
             raise _os_error(exc, "the folder") from exc
@@ -695,6 +713,12 @@ class SafeRoot:
                 os.close(dir_fd)
         entries.sort(key=lambda entry: entry.name)
         skipped.sort(key=lambda item: item.path)
+        if seen > max_entries:
+            reason = (
+                f"{seen} entries, more than the limit of {max_entries}; only the first "
+                f"{max_entries} by name were read"
+            )
+            skipped.append(Skipped(relpath, "too_many_entries", reason))
         return Listing(tuple(entries), tuple(skipped))
 
     def _classify_entry(

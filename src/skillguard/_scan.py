@@ -24,12 +24,22 @@ from ._errors import (
 from ._fs import SKILL_FILE, SafeRoot, Skipped, split_operator_path
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ._limits import Limits
 
-__all__ = ["FOLDER_PROBLEMS", "MAX_VALIDATE_FOLDERS", "Found", "Scan", "scan_for_skills"]
+__all__ = [
+    "FOLDER_PROBLEMS",
+    "MAX_VALIDATE_FOLDERS",
+    "Found",
+    "Scan",
+    "iter_scan",
+    "scan_for_skills",
+]
 
 # Entries inside a skill folder that make the skill fail: the loader would refuse
-# to serve them. Limits (too_deep, too_many_entries) are warnings instead.
+# to serve them. Limits inside a skill folder (too_deep, too_many_entries) are warnings
+# instead; too_many_entries where skill folders are searched fails the run.
 FOLDER_PROBLEMS = frozenset(
     {
         "symlink",
@@ -72,55 +82,101 @@ def _join(base: str, name: str) -> str:
     return f"{base.rstrip('/')}/{name}" if name else base
 
 
-def scan_for_skills(path: str, *, max_depth: int, limits: Limits) -> Scan:
-    """Find and read every skill under *path*. Never raises for anything on disk."""
+def scan_for_skills(
+    path: str, *, max_depth: int, limits: Limits, max_dirs: int = MAX_VALIDATE_FOLDERS
+) -> Scan:
+    """Find and read every skill under *path*, searching at most *max_dirs* folders
+    and reading at most ``limits.max_dir_entries`` entries of each, the first ones by
+    name. Never raises for anything on disk."""
+    found: list[Found] = []
+    skipped: list[Skipped] = []
+    for item in iter_scan(path, max_depth=max_depth, limits=limits, max_dirs=max_dirs):
+        if isinstance(item, Found):
+            found.append(item)
+        else:
+            skipped.append(item)
+    return Scan(tuple(found), tuple(skipped))
+
+
+def iter_scan(
+    path: str, *, max_depth: int, limits: Limits, max_dirs: int = MAX_VALIDATE_FOLDERS
+) -> Iterator[Found | Skipped]:
+    """``scan_for_skills`` one result at a time, in the same order, so that a caller
+    holds one skill's bytes at a time however many skills there are."""
     if split_operator_path(path.rstrip("/") or "/")[1] == SKILL_FILE:
-        return Scan((_read_given_file(path, limits),), ())
+        yield from _flat(_read_given_file(path, limits))
+        return
     try:
         root = SafeRoot(path)
     except SkillError as exc:
         if exc.code in ("not_a_directory", "missing"):
             # A file, a FIFO, a device, a dangling link or nothing: reading it through
             # its parent's SafeRoot reports exactly which.
-            return Scan((_read_given_file(path, limits),), ())
-        return Scan((Found(path, None, error=exc),), ())
+            yield from _flat(_read_given_file(path, limits))
+        else:
+            yield Found(path, None, error=exc)
+        return
+    any_found = False
     found: list[Found] = []
     skipped: list[Skipped] = []
     with root:
-        for item in find_skill_folders(
-            root, max_depth=max_depth, max_dirs=MAX_VALIDATE_FOLDERS, limits=limits
-        ):
+        for item in find_skill_folders(root, max_depth=max_depth, max_dirs=max_dirs, limits=limits):
             if isinstance(item, FolderHit):
-                found.append(_found(root, path, item, limits))
+                found.append(_found(root, path, item, limits, skipped))
             else:
                 _report(root, path, item, found, skipped)
-    if not found:
+            any_found = any_found or bool(found)
+            yield from found
+            yield from skipped
+            found.clear()
+            skipped.clear()
+    if not any_found:
         error = SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found")
-        found.append(Found(path, None, error=error))
-    return Scan(tuple(found), tuple(skipped))
+        yield Found(path, None, error=error)
+
+
+def _flat(scan: Scan) -> Iterator[Found | Skipped]:
+    yield from scan.found
+    yield from scan.skipped
 
 
 def _folder_of(root: SafeRoot, location: str) -> str:
     return location.rsplit("/", 1)[-1] if location else split_operator_path(root.path)[1]
 
 
-def _found(root: SafeRoot, base: str, hit: FolderHit, limits: Limits) -> Found:
+def _found(
+    root: SafeRoot, base: str, hit: FolderHit, limits: Limits, skipped: list[Skipped]
+) -> Found:
     folder = _folder_of(root, hit.location)
     shown = _join(base, hit.location)
     file = _join(shown, SKILL_FILE)
     if hit.error is not None:
         return Found(shown, folder, error=hit.error, file=file)
-    problems, notes = _check_folder(root, hit.location, limits)
+    problems, notes = _check_folder(root, hit.location, limits, skipped, shown)
     return Found(shown, folder, raw=hit.raw, problems=problems, notes=notes, file=file)
 
 
 def _check_folder(
-    root: SafeRoot, location: str, limits: Limits
+    root: SafeRoot, location: str, limits: Limits, skipped: list[Skipped], shown: str
 ) -> tuple[tuple[SkillError, ...], tuple[Skipped, ...]]:
     try:
         resources = list_resources(root, location, limits=limits)
     except SkillError as exc:  # the folder changed while it was being checked
         return (exc,), ()
+    # A SKILL.md below a skill folder is a resource of that skill, not a skill of its
+    # own: a loader never serves it as one. It is listed as skipped so that its author
+    # learns why it is not checked, rather than seeing nothing at all (T94).
+    skipped.extend(
+        Skipped(
+            _join(shown, resource.path[: -len(SKILL_FILE) - 1]),
+            "nested_skill",
+            f"a {SKILL_FILE} inside the skill folder {shown!r} is not a skill of its own",
+            "not_found",
+            entry="dir",
+        )
+        for resource in resources.files
+        if resource.path.endswith(f"/{SKILL_FILE}")
+    )
     problems: list[SkillError] = []
     notes: list[Skipped] = []
     for item in resources.skipped:
@@ -152,6 +208,21 @@ def _report(
         reason = _LINK_REASONS[root.link_kind(item.path)]
         found.append(Found(shown, name, error=SkillContainmentError("symlink", reason)))
         return
+    if item.code == "wrong_case_skill_file":
+        # The folder that holds the misnamed file is the skill its author meant.
+        folder = _join(base, item.path.rpartition("/")[0])
+        error = SkillNotFoundError("wrong_case_skill_file", item.reason)
+        found.append(
+            Found(folder, _folder_of(root, item.path.rpartition("/")[0]), error=error, file=shown)
+        )
+        return
+    if item.code == "too_many_entries":
+        # Part of the tree was not checked, so the run cannot say that it passed: the
+        # operator either fixes the folder or raises the limit (T94).
+        folder = shown.rstrip("/") if item.path else base
+        cut = SkillContainmentError("too_many_entries", item.reason)
+        found.append(Found(folder, _folder_of(root, item.path), error=cut))
+        return
     if item.code in ("bad_name", "unreadable") or (
         item.entry == "dir"
         and item.code
@@ -166,29 +237,31 @@ def _report(
     skipped.append(attrs.evolve(item, path=shown))
 
 
-def _read_given_file(path: str, limits: Limits) -> Found:
+def _read_given_file(path: str, limits: Limits) -> Scan:
     parent, filename = split_operator_path(path)
     folder = split_operator_path(parent)[1] or None
     if path.endswith("/"):
         error: SkillError = SkillContainmentError(
             "not_a_directory", "the path ends with '/' but is not a folder"
         )
-        return Found(path, folder, error=error)
+        return Scan((Found(path, folder, error=error),), ())
     try:
         root = SafeRoot(parent)
     except SkillError as exc:
-        return Found(path, folder, error=exc)
+        return Scan((Found(path, folder, error=exc),), ())
     with root:
         try:
             raw = root.read_file(filename, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
         except SkillNotFoundError as exc:
             if exc.code == "missing":
                 # Nothing is there at all: it was no skill file, so it names no skill.
-                return Found(path, None, error=exc)
-            return Found(path, folder, error=exc)
+                return Scan((Found(path, None, error=exc),), ())
+            return Scan((Found(path, folder, error=exc),), ())
         except SkillError as exc:
-            return Found(path, folder, error=exc, file=path)
+            return Scan((Found(path, folder, error=exc, file=path),), ())
         if filename != SKILL_FILE:
-            return Found(path, folder, raw=raw, file=path)
-        problems, notes = _check_folder(root, "", limits)
-    return Found(path, folder, raw=raw, problems=problems, notes=notes, file=path)
+            return Scan((Found(path, folder, raw=raw, file=path),), ())
+        skipped: list[Skipped] = []
+        problems, notes = _check_folder(root, "", limits, skipped, parent)
+    found = Found(path, folder, raw=raw, problems=problems, notes=notes, file=path)
+    return Scan((found,), tuple(skipped))
