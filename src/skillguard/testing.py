@@ -361,8 +361,8 @@ _document_tricks = st.sampled_from(
     ]
 )
 
-# Documents at and around the size caps: the frontmatter cap, the scalar cap and the
-# whole-file cap, each at the limit and one byte over.
+# Documents at the size caps: the whole file at its cap and one byte over, and a scalar
+# and a frontmatter just over theirs.
 _sized_documents = st.sampled_from(
     [
         _HEAD + b"x" * (_CAP - len(_HEAD)),
@@ -481,10 +481,12 @@ def _skill_folder(draw: st.DrawFn, name: str, others: list[str]) -> list[Workspa
     entries: list[WorkspaceEntry] = []
     if how == "file" or (how == "hardlink" and not others):
         doc = draw(skill_documents())
-        doc["fields"]["name"] = name if draw(st.booleans()) else doc["fields"]["name"]
-        content = draw(
-            st.one_of(st.just(render(doc["fields"], doc["body"])), hostile_skill_files())
-        )
+        # Mostly the folder's own name and a valid document, so that the loader's later
+        # stages (approval, snapshot, activation) see many skills, not only refusals.
+        if draw(st.integers(0, 3)):
+            doc["fields"]["name"] = name
+        valid = render(doc["fields"], doc["body"])
+        content = valid if draw(st.integers(0, 2)) else draw(hostile_skill_files())
         entries.append(WorkspaceEntry("file", md, content=content))
     elif how == "symlink":
         target = draw(st.one_of(_link_targets, st.just("SKILL.md"), st.just("/etc/passwd")))
@@ -522,7 +524,10 @@ def hostile_workspaces(draw: st.DrawFn, max_entries: int = 6) -> Workspace:
     (outside, to itself, dangling or to a sibling), a FIFO, a stray file, or a deep chain
     of folders with a skill at the bottom.
     """
-    tops = draw(st.lists(entry_names, min_size=1, max_size=max_entries, unique=True))
+    # Half the names are valid skill names, so that many skills parse and get served.
+    tops = draw(
+        st.lists(st.one_of(names, entry_names), min_size=1, max_size=max_entries, unique=True)
+    )
     entries: list[WorkspaceEntry] = []
     skills: list[str] = []
     for top in tops:
