@@ -68,6 +68,34 @@ def test_every_strategy_generates(strategy: st.SearchStrategy[object]) -> None:
     assert seen
 
 
+def test_hostile_workspaces_draw_every_kind_of_skill_file() -> None:
+    # Derandomized, so every branch of the strategy runs on every run of the suite.
+    seen: set[str] = set()
+
+    @settings(max_examples=120, derandomize=True, database=None)
+    @given(testing.hostile_workspaces())
+    def draw(tree: Workspace) -> None:
+        seen.update(e.kind for e in tree.entries if e.path[-1] == "SKILL.md")
+
+    draw()
+    assert seen == {"file", "sparse", "fifo", "symlink", "hardlink"}
+
+
+def test_booby_raises_from_every_dunder_a_library_may_call() -> None:
+    booby = testing.Booby()
+    for call in (
+        lambda: booby == 1,
+        lambda: hash(booby),
+        lambda: os.fspath(booby),
+        lambda: str(booby),
+    ):
+        with pytest.raises(RuntimeError):
+            call()
+    assert repr(booby) == "Booby()"
+    assert os.fspath(testing.BytesPath()) == b"/tmp/skillguard-bytes-path"
+    assert repr(testing.BytesPath()) == "BytesPath()"
+
+
 def test_importing_skillguard_does_not_need_hypothesis() -> None:
     code = "import sys, skillguard; sys.exit('hypothesis' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
