@@ -30,6 +30,8 @@ Workspaces (a tree description, then written):
 
 Misuse: ``hostile_values`` are wrong-typed and booby-trapped arguments for any public
 function (objects whose ``__eq__``, ``__hash__``, ``__fspath__`` and ``__str__`` raise).
+Some are relative paths that a function under test may create, so run such a test from a
+scratch folder (``monkeypatch.chdir(tmp_path)``).
 
 This module is not imported by ``import skillguard``; only importing it needs Hypothesis.
 """
