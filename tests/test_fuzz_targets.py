@@ -12,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from .strategies import (
+    hostile_skill_files,
     mutated_documents,
     mutated_policies,
     near_yaml,
@@ -48,6 +49,7 @@ inputs = st.one_of(
     near_yaml,
     mutated_documents(),
     skill_documents().map(lambda d: render(d["fields"], d["body"])),
+    hostile_skill_files(),
 )
 
 
