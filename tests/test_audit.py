@@ -39,7 +39,6 @@ from skillguard import (
 )
 from skillguard._audit import (
     MAX_LISTED_DENIALS,
-    _too_deep,
     _without_hash,
     canonical,
     parse_since,
@@ -47,6 +46,7 @@ from skillguard._audit import (
     summarize_records,
 )
 from skillguard._fs import read_operator_bytes, stream_lines
+from skillguard._json import _depth
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -583,6 +583,11 @@ def test_t50_verify_reports_a_hostile_line_as_tampering(
 def test_t50_lines_that_are_not_text_are_tampering(line: object) -> None:
     result = verify_records([line])  # type: ignore[list-item]
     assert (result.intact, result.line) == (False, 1)
+
+
+def _too_deep(text: str, max_depth: int) -> bool:
+    # Audit lines are read by the one strict JSON reader; this is its depth check.
+    return _depth(text) > max_depth
 
 
 def test_t50_the_depth_check_agrees_with_json() -> None:

@@ -36,7 +36,6 @@ import hashlib
 import hmac
 import json
 import logging
-import math
 import re
 import secrets
 import time
@@ -49,6 +48,7 @@ import structlog
 
 from ._errors import SkillError, SkillUsageError
 from ._fs import AppendFile, FileLock, operator_path
+from ._json import loads_strict
 
 if TYPE_CHECKING:
     import os
@@ -140,33 +140,8 @@ def _clean(value: object) -> object:
     return escaped if len(escaped) <= _MAX_FIELD_CHARS else escaped[:_MAX_FIELD_CHARS] + "..."
 
 
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    record = dict(pairs)
-    if len(record) != len(pairs):
-        raise ValueError("duplicate key")
-    return record
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-)
-
-
-def _finite(text: str) -> float:
-    # json reads 1e999 as inf, which no record can hold (the encoder refuses it): a
-    # line carrying one is tampering, not a crash in canonical().
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("a number that is not finite")
-    return value
-
-
-_DECODER = json.JSONDecoder(
-    object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite
 )
 
 
@@ -213,39 +188,13 @@ def _check_key(key: object) -> None:
 # -- the strict, capped JSON reader ---------------------------------------------------
 
 
-def _too_deep(text: str, max_depth: int) -> bool:
-    """Whether *text* nests deeper than *max_depth*, strings aside, without recursion.
-
-    The count of ``[`` and ``{`` bounds the depth, so most text is answered at once.
-    Otherwise strings are cut out (escaped backslashes, then escaped quotes, then every
-    quoted run) and the brackets outside them are counted. Where this reading differs
-    from ``json``'s (a backslash outside a string), ``json`` stops at that backslash,
-    no deeper than the brackets counted before it.
-    """
-    if text.count("[") + text.count("{") <= max_depth:
-        return False
-    outside = text.replace("\\\\", "").replace('\\"', "").split('"')[::2]
-    depth = 0
-    for part in outside:
-        for char in part:
-            if char in "[{":
-                depth += 1
-                if depth > max_depth:
-                    return True
-            elif char in "]}":
-                depth -= 1
-    return False
-
-
 def _load_json(text: str, *, max_chars: int, max_depth: int) -> object:
-    """Strict JSON with caps: ``ValueError`` over a cap, on a duplicate key, on
-    ``NaN``/``Infinity``, or on anything ``json`` refuses. Never recurses deeper than
-    *max_depth*, so never ``RecursionError``."""
+    """Strict JSON with caps, through the one strict entry point (``_json``): a
+    ``ValueError`` over a cap, on a duplicate key, on ``NaN``/``Infinity`` or a number
+    too large to be finite, or on anything ``json`` refuses; never ``RecursionError``."""
     if len(text) > max_chars:
         raise ValueError("over the size cap")
-    if _too_deep(text, max_depth):
-        raise ValueError("nested too deep")
-    return _DECODER.decode(text)
+    return loads_strict(text, max_bytes=4 * max_chars, max_depth=max_depth)
 
 
 # -- writing --------------------------------------------------------------------------
