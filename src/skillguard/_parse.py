@@ -56,6 +56,7 @@ __all__ = [
     "SkillCheck",
     "check_skill",
     "frontmatter_fields",
+    "hidden_in_body",
     "is_valid_name",
     "name_problem",
     "parse_skill",
@@ -386,6 +387,23 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
     return frontmatter, body, 2
 
 
+def hidden_in_body(body: str, first_line: int) -> tuple[int, int, str] | None:
+    """The first character of *body* that hides or reorders text (threat-model.md T41),
+    as its file line, its column and a reason that names it; ``None`` when there is none.
+
+    *first_line* is the file line the body starts on. The one body rule of every
+    document with a body (a SKILL.md, an agent file): the caller refuses under
+    ``strict`` and warns under ``compat``.
+    """
+    found = find_hidden(body)
+    if found is None:
+        return None
+    index, char = found
+    line = first_line + body.count("\n", 0, index)
+    column = index - (body.rfind("\n", 0, index) + 1) + 1
+    return line, column, f"the invisible or bidirectional character U+{ord(char):04X} in the body"
+
+
 # -- fields -------------------------------------------------------------------------
 
 
@@ -434,14 +452,10 @@ class _Fields:
     def body(self, body: str, first_line: int) -> None:
         """Refuse (strict) or report (compat) a character in the body that hides or
         reorders text; under compat the renderers show it escaped (``_text.reveal``)."""
-        found = find_hidden(body)
+        found = hidden_in_body(body, first_line)
         if found is None:
             return
-        index, char = found
-        line_start = body.rfind("\n", 0, index) + 1
-        line = first_line + body.count("\n", 0, index)
-        column = index - line_start + 1
-        what = f"the invisible or bidirectional character U+{ord(char):04X} in the body"
+        line, column, what = found
         if not self.compat:
             raise MalformedSkillError("forbidden_character", what, line=line, column=column)
         self.warnings.append(

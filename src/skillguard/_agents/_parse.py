@@ -32,9 +32,11 @@ an H2 section ends at the next H1 or H2 heading):
   continues it, joined with one space.
 * ``full_body``: everything after the closing fence, unchanged.
 
-A character that hides or reorders text in the body is refused under the ``strict``
-profile and reported by a ``hidden_character`` warning under ``compat``; the envelope
-then shows it escaped (``_text.reveal``), never raw (T71).
+A character that hides or reorders text in the body (a line or paragraph separator
+among them, T115) is refused under the ``strict`` profile, with its line and column,
+and reported by a ``hidden_character`` warning under ``compat``; the envelope then
+shows it escaped (``_text.reveal``), never raw (T71). The check is the skills' own
+(``_parse.hidden_in_body``), so the two bodies follow one rule.
 
 ``parse_agent`` returns an ``AgentDefinition`` or raises ``MalformedSkillError`` (and
 ``SkillUsageError`` for bad arguments); any other exception is a bug.
@@ -50,7 +52,7 @@ import attrs
 
 from skillguard._errors import MalformedSkillError, safe_repr
 from skillguard._model import EMPTY_MAP, FrozenMap, Profile, SkillWarning, YamlValue
-from skillguard._parse import read_document
+from skillguard._parse import hidden_in_body, read_document
 from skillguard._text import find_hidden
 from skillguard._tools import check_rule, split_tools
 
@@ -235,13 +237,11 @@ class _Check:
         return tuple(str(item) for item in value)
 
     def body(self, body: str, first_line: int) -> None:
-        found = find_hidden(body)
+        # The skills' body rule, shared so that the two can never drift apart.
+        found = hidden_in_body(body, first_line)
         if found is None:
             return
-        index, char = found
-        line = first_line + body.count("\n", 0, index)
-        column = index - (body.rfind("\n", 0, index) + 1) + 1
-        what = f"the invisible or bidirectional character U+{ord(char):04X} in the body"
+        line, column, what = found
         if not self.compat:
             raise MalformedSkillError("forbidden_character", what, line=line, column=column)
         self.warnings.append(
