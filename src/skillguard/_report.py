@@ -1,6 +1,6 @@
 """The audit report: one self-contained HTML page of an audit log, for people to review.
 
-Rules (threat-model.md T95-T99):
+Rules (threat-model.md T95-T99, T116):
 
 * The log is hostile input. Every string that came from it reaches the page through
   ``_cell`` only: bounded (``MAX_CELL_CHARS``), every hidden character, control and bidi
@@ -21,6 +21,10 @@ Rules (threat-model.md T95-T99):
   ``MAX_TABLE_ROWS`` rows and says how many earlier ones it left out; the timeline has
   at most ``MAX_LANES`` agent lanes of ``TIMELINE_BINS`` bins, whose width doubles as the
   log grows. Counts always cover every record the filters let through.
+* What the page adds can never be mistaken for what the log says (T116): a timeline
+  lane is keyed by what it gathers, an agent's name or a catch-all key no name can
+  take, and an agent's label is always its name in quotes, while the catch-all lanes
+  (no agent, the agents beyond the lane limit) come last, in italics, unquoted.
 """
 
 from __future__ import annotations
@@ -81,8 +85,17 @@ _KINDS = (
     (_DENIAL, "denials"),
     (_CONTAINMENT, "containment refusals"),
 )
-_NO_AGENT = "(no agent)"
-_OTHER_AGENTS = "(other agents)"
+# A lane is keyed by what it gathers, never by a name alone: an agent's lane by
+# ("agent", its name), the two catch-all lanes by keys no agent name can take. Their
+# labels differ by construction too: an agent's name is always shown in quotes, a
+# catch-all's label never starts with one and is set in italics.
+_AGENT_LANE = "agent"
+_NO_AGENT_LANE = ("no-agent", "")
+_OTHER_AGENTS_LANE = ("other-agents", "")
+_CATCH_ALL_LABELS = {
+    _NO_AGENT_LANE: "(records naming no agent)",
+    _OTHER_AGENTS_LANE: "(every later agent)",
+}
 
 # The per-record tables: title, which records, and their columns.
 _DENIAL_COLUMNS = ("line", "time", "agent", "skill", "event", "code", "reason")
@@ -177,7 +190,7 @@ class _Timeline:
     def __init__(self) -> None:
         self.width = 1
         self.count = 0
-        self.lanes: dict[str, list[dict[str, int]]] = {}
+        self.lanes: dict[tuple[str, str], list[dict[str, int]]] = {}
         self.first_times: list[str | None] = [None] * TIMELINE_BINS
         self.last_times: list[str | None] = [None] * TIMELINE_BINS
 
@@ -192,10 +205,10 @@ class _Timeline:
         self.last_times[slot] = time
         if kind is None:
             return
-        lane = agent if agent is not None else _NO_AGENT
+        lane = (_AGENT_LANE, agent) if agent is not None else _NO_AGENT_LANE
         if lane not in self.lanes:
             if len(self.lanes) >= MAX_LANES - 1:
-                lane = _OTHER_AGENTS
+                lane = _OTHER_AGENTS_LANE
             self.lanes.setdefault(lane, [{} for _ in range(TIMELINE_BINS)])
         marks = self.lanes[lane][slot]
         marks[kind] = marks.get(kind, 0) + 1
@@ -283,14 +296,19 @@ def _cell(value: object) -> str:
     return html.escape(terminal_line(text), quote=True)
 
 
-def _label(value: str) -> str:
-    """A lane label as ``_cell`` gives it, shortened in the middle after hidden
-    characters are revealed, so that it fits its column and keeps both ends."""
-    text = terminal_line(value[:MAX_CELL_CHARS])
-    if len(text) > _LABEL_CHARS:
-        half = (_LABEL_CHARS - 3) // 2
+def _label(lane: tuple[str, str]) -> tuple[str, str]:
+    """A lane's label and its full title, escaped: an agent's name in quotes (shortened
+    in the middle after hidden characters are revealed, so that it fits its column and
+    keeps both ends, the quotes included), a catch-all lane's own words."""
+    kind, name = lane
+    if kind != _AGENT_LANE:
+        words = _CATCH_ALL_LABELS[lane]
+        return words, words
+    text = terminal_line(name[:MAX_CELL_CHARS])
+    if len(text) > _LABEL_CHARS - 2:
+        half = (_LABEL_CHARS - 5) // 2
         text = text[:half] + "..." + text[-half:]
-    return html.escape(text, quote=True)
+    return html.escape(f'"{text}"', quote=True), f'agent "{_cell(name)}"'
 
 
 _STYLE = """
@@ -407,15 +425,19 @@ def _timeline_svg(timeline: _Timeline) -> str:
         ),
         '<title id="timeline-title">Decisions per agent, in log order</title>',
     ]
-    for row, (lane, bins) in enumerate(timeline.lanes.items()):
+    # The agents' lanes first, in the order they appear; the catch-all lanes last.
+    lanes = sorted(timeline.lanes.items(), key=lambda item: item[0][0] != _AGENT_LANE)
+    for row, (lane, bins) in enumerate(lanes):
         top = row * _LANE_HEIGHT + 4
         shade = "#f6f8fa" if row % 2 == 0 else "#ffffff"
         out.append(
             f'<rect x="0" y="{top}" width="{width}" height="{_LANE_HEIGHT}" fill="{shade}"/>'
         )
+        label, title = _label(lane)
+        style = "" if lane[0] == _AGENT_LANE else ' font-style="italic"'
         out.append(
             f'<text x="6" y="{top + _LANE_HEIGHT / 2 + 4:.1f}" font-size="12" '
-            f'font-family="sans-serif"><title>{_cell(lane)}</title>{_label(lane)}</text>'
+            f'font-family="sans-serif"{style}><title>{title}</title>{label}</text>'
         )
         for slot in range(used):
             marks = bins[slot]
@@ -430,7 +452,7 @@ def _timeline_svg(timeline: _Timeline) -> str:
                 y = top + 6 + index * _LANE_ROW + _LANE_ROW / 2
                 size = 4.0 if count == 1 else 5.0 if count < 10 else 6.0
                 out.append(
-                    f"<g><title>{_cell(lane)}: {words} {count}, {span}</title>"
+                    f"<g><title>{title}: {words} {count}, {span}</title>"
                     f"{_marker(kind, x, y, size)}</g>"
                 )
     axis = _LANE_HEIGHT * len(timeline.lanes) + 20
@@ -605,7 +627,10 @@ def _page(
         parts.append('<h2 id="timeline">Timeline of decisions per agent</h2>')
         parts.append(
             '<p class="note">Left to right in log order; each mark is one or more records '
-            "(a larger mark, more of them). Hover a mark for its count and times.</p>"
+            "(a larger mark, more of them). Hover a mark for its count and times. Each "
+            "agent's lane is labelled with its name in quotes; the lanes in italics, last, "
+            "gather the records that name no agent and the agents that came after the "
+            f"first {MAX_LANES - 1} lanes were taken.</p>"
         )
         parts.append(_legend())
         parts.append(_timeline_svg(collected.timeline))
