@@ -186,8 +186,8 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
 
     Raises ``MalformedSkillError``: the strict JSON codes, ``json_not_object``,
     ``schema_unknown_field``, ``schema_missing_field``, ``schema_wrong_type``,
-    ``schema_empty_field``, ``control_character``, ``forbidden_character``. Any
-    other exception is a bug.
+    ``schema_empty_field``, ``control_character``, ``forbidden_character``,
+    ``invalid_name`` (a name of more than one line). Any other exception is a bug.
     """
     document = load_json_object(raw, what="frontmatter.json", max_bytes=max_bytes)
     for key in document:
@@ -215,8 +215,14 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
                 "schema_empty_field", "field tools holds an empty name", key="tools"
             )
         check_string(item, "field tools")
+    name = str(_string(document, "name", required=True))
+    if "\n" in name or "\t" in name:
+        # The composed file must read back (parse_agent): a display name is one line.
+        raise MalformedSkillError(
+            "invalid_name", "field name must be one line (no line break or tab)", key="name"
+        )
     return Frontmatter(
-        name=str(_string(document, "name", required=True)),
+        name=name,
         description=str(_string(document, "description", required=True)),
         tools=tuple(str(item) for item in tools),
         model=_string(document, "model", required=False),

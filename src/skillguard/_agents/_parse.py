@@ -8,7 +8,8 @@ and the character rules of T8 (``_text.find_hidden``).
 Fields (the frontmatter):
 
 * ``name`` and ``description`` are required, non-blank strings. ``name`` is a display
-  string ("C# Expert"), never a path: an agent is identified by its file name.
+  string ("C# Expert") of one line (no line break or tab, ``invalid_name``), never a
+  path: an agent is identified by its file name.
 * ``tools`` is a list of strings, or a string split by ``_tools.split_tools`` (the
   tokenizer of ``allowed-tools``: commas and blanks outside parentheses).
 * ``model`` is an optional string, or a non-empty list of strings (Copilot's models
@@ -281,6 +282,15 @@ def _build(
     if len(name) > AGENT_NAME_MAX:
         raise check.error(
             "field_too_long", f"'name' is longer than {AGENT_NAME_MAX} characters", "name"
+        )
+    if "\n" in name or "\t" in name:
+        # A display name is one line wherever it is shown (a catalog, a prompt, a report
+        # lane): a YAML escape or a block scalar could otherwise start a heading of its
+        # own in the orchestrator's prompt (T118).
+        raise check.error(
+            "invalid_name",
+            "'name' is a display name of one line: it holds a line break or a tab",
+            "name",
         )
     description = check.text("description")
     tools = check.tools() if "tools" in fields else None
