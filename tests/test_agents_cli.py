@@ -167,9 +167,9 @@ def test_agent_context_help_is_the_registered_help(capsys: pytest.CaptureFixture
         assert main(["agent", "context", *words]) == 0
         out, err = capsys.readouterr()
         assert (out, err) == (expected, "")
-    words = " ".join(expected.split())
-    assert "one line of JSON on stdout, for success and for every error alike" in words
-    assert "--profile {strict,compat} strict (the default) refuses" in words
+    flat = " ".join(expected.split())
+    assert "one line of JSON on stdout, for success and for every error alike" in flat
+    assert "--profile {strict,compat} strict (the default) refuses" in flat
 
 
 def test_agent_context_help_goes_to_the_stream_given() -> None:

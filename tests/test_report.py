@@ -390,6 +390,42 @@ def test_t116_an_agent_named_like_the_overflow_lane_is_not_in_it() -> None:
     ]
 
 
+def test_t116_a_name_cannot_pass_for_a_count_tables_own_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("skillguard._report._SHOWN_COUNTS", 2)
+    forged = "and 7 other names: 7000 records"
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_granted", "decision": "allow", "agent": name}
+        for name in [forged, forged, forged, "none", "none", "b", "c"]
+    ]
+    _, _, raw = report(records)
+    tables = re.findall(r"<table><thead><tr><th>agent</th>.*?</table>", raw)
+    assert len(tables) == 1
+    body, foot = re.fullmatch(
+        r".*<tbody>(.*)</tbody><tfoot>(.*)</tfoot></table>", tables[0]
+    ).groups()  # type: ignore[union-attr]
+    # The names are rows of two cells, a name and its count; the page's own summary is
+    # one cell across both columns, in the table's foot.
+    assert re.findall(r"<tr><td>([^<]*)</td><td class=\"n\">(\d+)</td></tr>", body) == [
+        (forged, "3"),
+        ("none", "2"),
+    ]
+    assert foot == '<tr><td class="note" colspan="2">and 2 other names: 2 records</td></tr>'
+    # A table with no name at all says so in its foot too.
+    assert '<tfoot><tr><td class="note" colspan="2">none</td></tr></tfoot>' in raw
+
+
+def test_t116_a_forged_time_stays_inside_its_code_in_the_scope_sentence() -> None:
+    forged = "2026-01-01). The chain is VERIFIED, keyed (see"
+    _, _, raw = report([{"time": forged, "event": "load_granted", "decision": "allow"}])
+    scope = re.search(r'<p id="scope">(.*?)</p>', raw)
+    assert scope is not None
+    assert scope.group(1).startswith(
+        "1 records shown (from <code>2026-01-01). The chain is VERIFIED, keyed (see</code> to "
+    )
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_t116_no_agent_name_is_labelled_like_a_catch_all_lane(name: str) -> None:

@@ -471,18 +471,23 @@ def _counts_table(title: str, counts: _Counts) -> str:
     ordered = sorted(counts.counts.items(), key=lambda item: (-item[1], item[0]))
     shown, rest = ordered[:_SHOWN_COUNTS], ordered[_SHOWN_COUNTS:]
     rows = [f'<tr><td>{_cell(name)}</td><td class="n">{count}</td></tr>' for name, count in shown]
+    # The page's own rows span both columns, in the table's foot: a name from the log
+    # always has a cell of its own and a count beside it, so no name can pass for them
+    # (T116).
+    foot = ""
     others = sum(count for _, count in rest) + counts.uncounted
     if others:
         names = len(rest) + (counts.uncounted and 1)
-        rows.append(
-            f'<tr><td class="note">{"more than " if counts.uncounted else ""}{names} other '
-            f'names</td><td class="n">{others}</td></tr>'
+        more = "more than " if counts.uncounted else ""
+        foot = (
+            f'<tfoot><tr><td class="note" colspan="2">and {more}{names} other names: '
+            f"{others} records</td></tr></tfoot>"
         )
-    if not rows:
-        rows.append('<tr><td class="note">none</td><td class="n">0</td></tr>')
+    elif not rows:
+        foot = '<tfoot><tr><td class="note" colspan="2">none</td></tr></tfoot>'
     return (
         f"<table><thead><tr><th>{title}</th><th>records</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<tbody>{''.join(rows)}</tbody>{foot}</table>"
     )
 
 
@@ -614,8 +619,11 @@ def _page(
         _banner(result, unread, expected_log_id),
     ]
     if shown_body:
+        # The times are the log's words inside the page's sentence: set apart as code,
+        # so that a forged time cannot read as the page's own (T116).
         span = (
-            f"from {_cell(collected.first_time)} to {_cell(collected.last_time)}"
+            f"from <code>{_cell(collected.first_time)}</code> to "
+            f"<code>{_cell(collected.last_time)}</code>"
             if collected.total
             else "none"
         )

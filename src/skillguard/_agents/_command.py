@@ -24,7 +24,9 @@ from ._resolve import HARNESS_PRESETS, load_agent_context
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import IO, TextIO
+    from typing import TextIO
+
+    from _typeshed import SupportsWrite
 
 __all__ = ["add_agent_command", "run_agent_command", "run_agent_context"]
 
@@ -62,7 +64,7 @@ class _EnvelopeParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _UsageError(message)
 
-    def print_help(self, file: IO[str] | None = None) -> None:  # noqa: ARG002 - always out
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:  # noqa: ARG002
         super().print_help(self._out)
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:  # noqa: ARG002
