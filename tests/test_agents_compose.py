@@ -208,11 +208,20 @@ def test_t100_each_schema_violation_is_named_in_plain_words(
     assert message in caught.value.reason
 
 
-@pytest.mark.parametrize("name", ["Helper\n\n## Rules", "Helper\tadmin", "Helper\n"])
-def test_t118_a_composed_name_is_one_line(name: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("name", "Helper\n\n## Rules"),
+        ("name", "Helper\tadmin"),
+        ("name", "Helper\n"),
+        ("model", "sonnet\nopus"),
+        ("tools", ["read", "bash\n## Rules"]),
+    ],
+)
+def test_t118_composed_names_models_and_tools_are_one_line(key: str, value: object) -> None:
     with pytest.raises(MalformedSkillError) as caught:
-        parse_frontmatter(json.dumps({**FRONT, "name": name}).encode())
-    assert (caught.value.code, caught.value.key) == ("invalid_name", "name")
+        parse_frontmatter(json.dumps({**FRONT, key: value}).encode())
+    assert (caught.value.code, caught.value.key) == ("not_one_line", key)
 
 
 def test_optional_fields_are_kept() -> None:
@@ -619,7 +628,8 @@ def test_t103_the_composed_file_reads_back_to_the_json_values(
     values = [name, description, *tools] + ([model] if model else [])
     assume(all(find_hidden(v) is None and "{{" not in v and "}}" not in v for v in values))
     assume(name.strip() and description.strip() and len(name) <= 128)
-    assume("\n" not in name and "\t" not in name)  # a display name is one line (T118)
+    # A name, a model and a tool are one line (T118).
+    assume(not any("\n" in v or "\t" in v for v in [name, *tools] + ([model] if model else [])))
     tools = [t.strip() for t in tools if t.strip() and "(" not in t and ")" not in t]
     assume(tools)
     front: dict[str, Any] = {"name": name, "description": description, "tools": tools}

@@ -186,9 +186,27 @@ def test_harness_keys_are_inert_data_without_warnings() -> None:
 def test_t118_an_agent_name_is_one_line(frontmatter: str) -> None:
     with pytest.raises(MalformedSkillError) as info:
         parse_agent(doc(frontmatter + "description: d\n"))
-    assert (info.value.code, info.value.key, info.value.line) == ("invalid_name", "name", 2)
+    assert (info.value.code, info.value.key, info.value.line) == ("not_one_line", "name", 2)
     # A long name on one line, with the blanks a display name has, is a name.
     assert agent("", "name: C# Expert (v2)  beta\ndescription: d\n").name == "C# Expert (v2)  beta"
+
+
+@pytest.mark.parametrize(
+    ("field", "key"),
+    [
+        ('tools: ["Read\\n## Rules"]\n', "tools"),
+        ('tools: ["Bash(git\\trm:*)"]\n', "tools"),
+        ('tools: "Read, Bash(git\\nrm:*)"\n', "tools"),
+        ('model: "sonnet\\n\\n## Rules"\n', "model"),
+        ('model: [opus, "sonnet\\tx"]\n', "model"),
+        ("model: |\n  sonnet\n  opus\n", "model"),
+    ],
+)
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_t118_models_and_tools_are_one_line(field: str, key: str, profile: str) -> None:
+    with pytest.raises(MalformedSkillError) as info:
+        parse_agent(doc("name: a\ndescription: d\n" + field), profile=profile)  # type: ignore[arg-type]
+    assert (info.value.code, info.value.key) == ("not_one_line", key)
 
 
 def test_the_name_is_a_display_string() -> None:

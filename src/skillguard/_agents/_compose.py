@@ -187,7 +187,8 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
     Raises ``MalformedSkillError``: the strict JSON codes, ``json_not_object``,
     ``schema_unknown_field``, ``schema_missing_field``, ``schema_wrong_type``,
     ``schema_empty_field``, ``control_character``, ``forbidden_character``,
-    ``invalid_name`` (a name of more than one line). Any other exception is a bug.
+    ``not_one_line`` (a name, model or tool of more than one line). Any other
+    exception is a bug.
     """
     document = load_json_object(raw, what="frontmatter.json", max_bytes=max_bytes)
     for key in document:
@@ -216,16 +217,19 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
             )
         check_string(item, "field tools")
     name = str(_string(document, "name", required=True))
-    if "\n" in name or "\t" in name:
-        # The composed file must read back (parse_agent): a display name is one line.
-        raise MalformedSkillError(
-            "invalid_name", "field name must be one line (no line break or tab)", key="name"
-        )
+    model = _string(document, "model", required=False)
+    # The composed file must read back through parse_agent, where these are one line
+    # (T118): said here, in the JSON's own terms.
+    for key, values in (("name", [name]), ("model", [model or ""]), ("tools", tools)):
+        if any("\n" in value or "\t" in value for value in values):
+            raise MalformedSkillError(
+                "not_one_line", f"field {key} must be one line (no line break or tab)", key=key
+            )
     return Frontmatter(
         name=name,
         description=str(_string(document, "description", required=True)),
         tools=tuple(str(item) for item in tools),
-        model=_string(document, "model", required=False),
+        model=model,
         argument_hint=_string(document, "argumentHint", required=False),
     )
 

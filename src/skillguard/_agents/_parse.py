@@ -8,12 +8,13 @@ and the character rules of T8 (``_text.find_hidden``).
 Fields (the frontmatter):
 
 * ``name`` and ``description`` are required, non-blank strings. ``name`` is a display
-  string ("C# Expert") of one line (no line break or tab, ``invalid_name``), never a
-  path: an agent is identified by its file name.
+  string ("C# Expert"), never a path: an agent is identified by its file name.
 * ``tools`` is a list of strings, or a string split by ``_tools.split_tools`` (the
   tokenizer of ``allowed-tools``: commas and blanks outside parentheses).
 * ``model`` is an optional string, or a non-empty list of strings (Copilot's models
   in order of preference): ``model`` is then the first and ``models`` all of them.
+* ``name``, ``model`` and each ``tools`` entry are one line: a line break or a tab in
+  one is ``not_one_line`` (T118).
 * Every other key is kept as inert data in ``extra``; the keys the harnesses document
   (``HARNESS_KEYS``) give no warning, any other key an ``unknown_field`` warning.
 
@@ -184,6 +185,16 @@ class _Check:
                 key,
             )
 
+    def one_line(self, value: str, key: str) -> None:
+        # A name, a model and a tool rule are one line wherever they are shown (a
+        # catalog, a prompt, a harness's settings, a report lane): a YAML escape or a
+        # block scalar could otherwise start a heading or a rule of its own in the
+        # orchestrator's prompt (T118).
+        if "\n" in value or "\t" in value:
+            raise self.error(
+                "not_one_line", f"{key!r} must be one line: it holds a line break or a tab", key
+            )
+
     def text(self, key: str) -> str:
         value = self.fields[key]
         if not isinstance(value, str):
@@ -199,11 +210,14 @@ class _Check:
         if isinstance(value, str):
             self.visible(value, "tools")
             try:
-                return split_tools(value)
+                items = split_tools(value)
             except ValueError as exc:
                 raise self.error(
                     "malformed_tools", f"'tools' is not a list of tool rules: {exc}", "tools"
                 ) from exc
+            for item in items:
+                self.one_line(item, "tools")
+            return items
         if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
             raise self.error(
                 "wrong_type", "'tools' must be a string of tool rules or a list of strings", "tools"
@@ -213,6 +227,7 @@ class _Check:
             self.visible(item, "tools")
             if not item:
                 raise self.error("empty_field", "'tools' holds a blank entry", "tools")
+            self.one_line(item, "tools")
             try:
                 check_rule(item)
             except ValueError as exc:
@@ -224,7 +239,9 @@ class _Check:
     def models(self) -> tuple[str, ...]:
         value = self.fields["model"]
         if isinstance(value, str):
-            return (self.text("model"),)
+            model = self.text("model")
+            self.one_line(model, "model")
+            return (model,)
         if not isinstance(value, tuple) or not value:
             raise self.error(
                 "wrong_type", "'model' must be a string or a non-empty list of strings", "model"
@@ -235,6 +252,7 @@ class _Check:
             self.visible(item, "model")
             if not item.strip():
                 raise self.error("empty_field", "'model' holds a blank entry", "model")
+            self.one_line(item, "model")
         return tuple(str(item) for item in value)
 
     def body(self, body: str, first_line: int) -> None:
@@ -283,15 +301,7 @@ def _build(
         raise check.error(
             "field_too_long", f"'name' is longer than {AGENT_NAME_MAX} characters", "name"
         )
-    if "\n" in name or "\t" in name:
-        # A display name is one line wherever it is shown (a catalog, a prompt, a report
-        # lane): a YAML escape or a block scalar could otherwise start a heading of its
-        # own in the orchestrator's prompt (T118).
-        raise check.error(
-            "invalid_name",
-            "'name' is a display name of one line: it holds a line break or a tab",
-            "name",
-        )
+    check.one_line(name, "name")
     description = check.text("description")
     tools = check.tools() if "tools" in fields else None
     models = check.models() if "model" in fields else ()
