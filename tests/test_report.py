@@ -390,6 +390,36 @@ def test_t116_an_agent_named_like_the_overflow_lane_is_not_in_it() -> None:
     ]
 
 
+def test_t116_agents_whose_labels_read_the_same_are_numbered() -> None:
+    long_a = "orchestrator-" + "x" * 40 + "-a-" + "y" * 20 + "-primary"
+    long_b = "orchestrator-" + "x" * 40 + "-b-" + "y" * 20 + "-primary"
+    spelled, raw_char = "a[U+202E]b", "a\u202eb"
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_granted", "decision": "allow", "agent": name}
+        for name in [long_a, "clerk", long_b, spelled, raw_char]
+    ]
+    lanes = _lanes(report(records)[2])
+    labels = [label for _, label, _, _ in lanes]
+    titles = [title for _, _, title, _ in lanes]
+    assert labels[1] == '"clerk"'
+    assert labels[0].endswith('" #1')
+    assert labels[2].endswith('" #2')
+    assert labels[0][:-3] == labels[2][:-3]  # the same shortened name, told apart
+    assert (labels[3], labels[4]) == ('"a[U+202E]b" #3', '"a[U+202E]b" #4')
+    assert (titles[3], titles[4]) == ('agent "a[U+202E]b" #3', 'agent "a[U+202E]b" #4')
+    assert len(set(labels)) == len(set(titles)) == 5
+    assert all(len(label) <= _LABEL_CHARS for label in labels)
+
+
+def test_t116_a_cut_name_is_shown_as_cut() -> None:
+    # Names over the cap are forged (the Auditor writes at most 259 characters): the
+    # counts and the lane title show them cut, never as if whole.
+    name = "n" * 300
+    _, _, raw = report([{"time": "t", "event": "load_granted", "decision": "allow", "agent": name}])
+    assert f"<td>{'n' * 260}...</td>" in raw
+    assert f'agent "{"n" * 260}..."' in unescape(raw)
+
+
 def test_t116_a_name_cannot_pass_for_a_count_tables_own_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

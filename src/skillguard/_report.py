@@ -23,8 +23,11 @@ Rules (threat-model.md T95-T99, T116):
   log grows. Counts always cover every record the filters let through.
 * What the page adds can never be mistaken for what the log says (T116): a timeline
   lane is keyed by what it gathers, an agent's name or a catch-all key no name can
-  take, and an agent's label is always its name in quotes, while the catch-all lanes
-  (no agent, the agents beyond the lane limit) come last, in italics, unquoted.
+  take, and an agent's label is always its name in quotes (numbered after the quote
+  when two would read the same), while the catch-all lanes (no agent, the agents
+  beyond the lane limit) come last, in italics, unquoted. The page's own rows of a
+  count table are one cell across its foot, and the log's times in the page's
+  sentences are set as code.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections import deque
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -145,10 +148,11 @@ def _kind(record: Mapping[str, object]) -> str | None:
 
 
 def _name(value: object) -> str | None:
-    """A value as a bounded name to count, ``None`` when absent or empty."""
+    """A value as a bounded name to count, ``None`` when absent or empty. One character
+    over the cap is kept, so that ``_cell`` shows the name as cut ("...")."""
     if value is None or value == "":
         return None
-    return str(value)[:MAX_CELL_CHARS]
+    return str(value)[: MAX_CELL_CHARS + 1]
 
 
 class _Counts:
@@ -250,7 +254,7 @@ class _Collector:
 
     def add(self, line: int, record: Mapping[str, object]) -> None:
         agent = _name(record.get("agent"))
-        time = str(record.get("time", ""))[:MAX_CELL_CHARS]
+        time = str(record.get("time", ""))[: MAX_CELL_CHARS + 1]
         if self.agent is not None and record.get("agent") != self.agent:
             return
         if self.since is not None and time < self.since:
@@ -296,19 +300,44 @@ def _cell(value: object) -> str:
     return html.escape(terminal_line(text), quote=True)
 
 
-def _label(lane: tuple[str, str]) -> tuple[str, str]:
+def _label(lane: tuple[str, str], width: int | None = None) -> tuple[str, str]:
     """A lane's label and its full title, escaped: an agent's name in quotes (shortened
-    in the middle after hidden characters are revealed, so that it fits its column and
+    in the middle after hidden characters are revealed, so that it fits *width* and
     keeps both ends, the quotes included), a catch-all lane's own words."""
     kind, name = lane
     if kind != _AGENT_LANE:
         words = _CATCH_ALL_LABELS[lane]
         return words, words
-    text = terminal_line(name[:MAX_CELL_CHARS])
-    if len(text) > _LABEL_CHARS - 2:
-        half = (_LABEL_CHARS - 5) // 2
+    width = _LABEL_CHARS if width is None else width
+    text = terminal_line(name[: MAX_CELL_CHARS + 1])
+    if len(text) > width - 2:
+        half = (width - 5) // 2
         text = text[:half] + "..." + text[-half:]
     return html.escape(f'"{text}"', quote=True), f'agent "{_cell(name)}"'
+
+
+def _lane_labels(lanes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The label and title of each lane, told apart when they would read the same.
+
+    Two names can: shortened in the middle, or one spelling ``[U+202E]`` where the other
+    holds the character itself. Such lanes are numbered after the closing quote (``#1``,
+    ``#2``, in lane order), where no name can put anything (T116).
+    """
+    labels = [_label(lane) for lane in lanes]
+    seen_labels = Counter(label for label, _ in labels)
+    seen_titles = Counter(title for _, title in labels)
+    numbered: list[tuple[str, str]] = []
+    number = 0
+    for lane, (label, title) in zip(lanes, labels, strict=True):
+        if seen_labels[label] == 1 and seen_titles[title] == 1:
+            numbered.append((label, title))
+            continue
+        # One count across every such lane: no two numbered labels can read the same,
+        # and none can read like an unnumbered one, which ends with its quote.
+        number += 1
+        short, _ = _label(lane, _LABEL_CHARS - 4)
+        numbered.append((f"{short} #{number}", f"{title} #{number}"))
+    return numbered
 
 
 _STYLE = """
@@ -427,13 +456,13 @@ def _timeline_svg(timeline: _Timeline) -> str:
     ]
     # The agents' lanes first, in the order they appear; the catch-all lanes last.
     lanes = sorted(timeline.lanes.items(), key=lambda item: item[0][0] != _AGENT_LANE)
-    for row, (lane, bins) in enumerate(lanes):
+    labels = _lane_labels([lane for lane, _ in lanes])
+    for row, ((lane, bins), (label, title)) in enumerate(zip(lanes, labels, strict=True)):
         top = row * _LANE_HEIGHT + 4
         shade = "#f6f8fa" if row % 2 == 0 else "#ffffff"
         out.append(
             f'<rect x="0" y="{top}" width="{width}" height="{_LANE_HEIGHT}" fill="{shade}"/>'
         )
-        label, title = _label(lane)
         style = "" if lane[0] == _AGENT_LANE else ' font-style="italic"'
         out.append(
             f'<text x="6" y="{top + _LANE_HEIGHT / 2 + 4:.1f}" font-size="12" '
