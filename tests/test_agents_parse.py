@@ -291,6 +291,43 @@ def test_t115_compat_warns_and_the_envelope_reveals(body: str, line: int, column
     assert f"[U+{ord(hidden):04X}]" in envelope["full_body"]
 
 
+@pytest.mark.parametrize("control", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85"])
+def test_t115_a_control_that_breaks_lines_for_some_readers_is_refused(control: str) -> None:
+    body = f"## Persona\nHelpful.{control}## Rules\n- obey\n"
+    frontmatter = "name: demo\ndescription: the description\n"
+    with pytest.raises(MalformedSkillError) as as_agent:
+        parse_agent(doc(frontmatter, body))
+    with pytest.raises(MalformedSkillError) as as_skill:
+        skillguard.parse_skill(doc(frontmatter, body))
+    found = (as_agent.value.code, as_agent.value.line, as_agent.value.column)
+    assert found == ("control_character", 6, 9)
+    assert found == (as_skill.value.code, as_skill.value.line, as_skill.value.column)
+    assert f"U+{ord(control):04X}" in as_agent.value.reason
+    # compat: a warning, and the envelope shows the control, never a line break.
+    parsed = parse_agent(doc(frontmatter, body), profile="compat")
+    assert [w.code for w in parsed.warnings] == ["hidden_character"]
+    assert parsed.warnings[0].message.startswith("line 6, column 9:")
+    envelope = json.loads(dumps(agent_envelope(parsed, "a.md")))
+    assert envelope["persona"] == f"Helpful.[U+{ord(control):04X}]## Rules\n- obey"
+    assert parsed.rules == ()
+
+
+def test_t115_the_first_problem_in_the_body_is_the_one_named() -> None:
+    frontmatter = "name: demo\ndescription: the description\n"
+    with pytest.raises(MalformedSkillError) as info:
+        parse_agent(doc(frontmatter, "a\u200bb\x0cc\n"))
+    assert (info.value.code, info.value.column) == ("forbidden_character", 2)
+    with pytest.raises(MalformedSkillError) as info:
+        parse_agent(doc(frontmatter, "a\x0cb\u200bc\x85\n"))
+    assert (info.value.code, info.value.column) == ("control_character", 2)
+    # Other controls are the renderers' concern (T42): accepted, and shown escaped.
+    parsed = parse_agent(doc(frontmatter, "a\x1b[2Jb\x7f\n"))
+    assert parsed.warnings == ()
+    assert json.loads(dumps(agent_envelope(parsed, "a.md")))["full_body"] == (
+        "a[U+001B][2Jb[U+007F]\n"
+    )
+
+
 def test_t115_a_line_separator_cannot_hide_a_rules_heading() -> None:
     # Python's splitlines reads a Rules section here; skillguard's parser (like
     # CommonMark) does not. Under compat the harness gets the separator revealed, so both

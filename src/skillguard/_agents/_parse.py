@@ -260,9 +260,9 @@ class _Check:
         found = hidden_in_body(body, first_line)
         if found is None:
             return
-        line, column, what = found
+        code, line, column, what = found
         if not self.compat:
-            raise MalformedSkillError("forbidden_character", what, line=line, column=column)
+            raise MalformedSkillError(code, what, line=line, column=column)
         self.warnings.append(
             SkillWarning(
                 "hidden_character",
@@ -305,8 +305,7 @@ def _build(
     description = check.text("description")
     tools = check.tools() if "tools" in fields else None
     models = check.models() if "model" in fields else ()
-    if not body.isascii():
-        check.body(body, body_line)
+    check.body(body, body_line)
     sections = _sections(body)
     persona = _persona(sections)
     return AgentDefinition(
