@@ -405,10 +405,37 @@ def test_t116_agents_whose_labels_read_the_same_are_numbered() -> None:
     assert labels[0].endswith('" #1')
     assert labels[2].endswith('" #2')
     assert labels[0][:-3] == labels[2][:-3]  # the same shortened name, told apart
-    assert (labels[3], labels[4]) == ('"a[U+202E]b" #3', '"a[U+202E]b" #4')
-    assert (titles[3], titles[4]) == ('agent "a[U+202E]b" #3', 'agent "a[U+202E]b" #4')
+    # A name that spells a revealed character does not read like one that holds it.
+    assert (labels[3], labels[4]) == ('"a[U+005B]U+202E]b"', '"a[U+202E]b"')
+    assert (titles[3], titles[4]) == ('agent "a[U+005B]U+202E]b"', 'agent "a[U+202E]b"')
     assert len(set(labels)) == len(set(titles)) == 5
     assert all(len(label) <= _LABEL_CHARS for label in labels)
+
+
+def test_t116_names_that_differ_only_in_blanks_never_read_the_same() -> None:
+    names = ["clerk", "clerk ", " clerk", "clerk\u00a0", "cl  erk", "cl erk", "cl\u3000erk"]
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_granted", "decision": "allow", "agent": name} for name in names
+    ]
+    _, page, raw = report(records)
+    labels = [label for _, label, _, _ in _lanes(raw)]
+    assert labels == [
+        '"clerk"',
+        '"clerk[U+0020]"',
+        '"[U+0020]clerk"',
+        '"clerk[U+00A0]"',
+        '"cl  erk"',
+        '"cl erk"',
+        '"cl[U+3000]erk"',
+    ]
+    counted = re.findall(r'<tr><td>([^<]*)</td><td class="n">1</td></tr>', raw)
+    assert sorted(unescape(cell) for cell in counted[-7:]) == sorted(
+        label.strip('"') for label in labels
+    )
+    # Runs of inner spaces are kept by the page (tables and the timeline's labels).
+    [style] = page.styles
+    assert "td{overflow-wrap:break-word;max-width:420px;white-space:pre-wrap}" in style
+    assert "svg text{white-space:pre}" in style
 
 
 def test_t116_a_cut_name_is_shown_as_cut() -> None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 from collections import Counter, deque
 from typing import TYPE_CHECKING, Final
 
@@ -289,15 +290,37 @@ def _bounded(record: Mapping[str, object]) -> dict[str, object]:
 # -- the page -------------------------------------------------------------------------
 
 
+# Blanks a reader cannot count: spaces at either end of a value (HTML and SVG drop or
+# hide them) and every blank but the ASCII space (no-break, em, ideographic, ...).
+_ODD_BLANKS: Final = re.compile(r"\A +| +\Z|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def _shown(text: str) -> str:
+    """*text* as a reviewer must read it: hidden characters and controls revealed
+    (``_text.terminal_line``), a "[U+" the value spells itself revealed, and the blanks
+    a page would not show revealed too, so that two values never read the same (T116).
+    The page keeps runs of inner spaces (``white-space: pre-wrap`` / ``pre``)."""
+    if "[U+" in text:
+        # A log value that spells a revealed character itself ("a[U+202E]b") must not
+        # read like one that holds it: its own "[" is revealed, so that every "[U+"
+        # on the page is the page's.
+        text = text.replace("[U+", "[U+005B]U+")
+    text = terminal_line(text)
+    if " " not in text and text.isascii():
+        return text
+    return _ODD_BLANKS.sub(lambda found: "".join(f"[U+{ord(c):04X}]" for c in found.group()), text)
+
+
 def _cell(value: object) -> str:
     """The one way a value from the log reaches the page: bounded, hidden characters
-    revealed, then HTML-escaped (quotes too, so it is safe in an attribute as well)."""
+    and odd blanks revealed, then HTML-escaped (quotes too, so it is safe in an
+    attribute as well)."""
     if value is None:
         return ""
     text = str(value)
     if len(text) > MAX_CELL_CHARS:
         text = text[:MAX_CELL_CHARS] + "..."
-    return html.escape(terminal_line(text), quote=True)
+    return html.escape(_shown(text), quote=True)
 
 
 def _label(lane: tuple[str, str], width: int | None = None) -> tuple[str, str]:
@@ -309,7 +332,7 @@ def _label(lane: tuple[str, str], width: int | None = None) -> tuple[str, str]:
         words = _CATCH_ALL_LABELS[lane]
         return words, words
     width = _LABEL_CHARS if width is None else width
-    text = terminal_line(name[: MAX_CELL_CHARS + 1])
+    text = _shown(name[: MAX_CELL_CHARS + 1])
     if len(text) > width - 2:
         half = (width - 5) // 2
         text = text[:half] + "..." + text[-half:]
@@ -319,9 +342,8 @@ def _label(lane: tuple[str, str], width: int | None = None) -> tuple[str, str]:
 def _lane_labels(lanes: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The label and title of each lane, told apart when they would read the same.
 
-    Two names can: shortened in the middle, or one spelling ``[U+202E]`` where the other
-    holds the character itself. Such lanes are numbered after the closing quote (``#1``,
-    ``#2``, in lane order), where no name can put anything (T116).
+    Two names can when shortened in the middle. Such lanes are numbered after the
+    closing quote (``#1``, ``#2``, in lane order), where no name can put anything (T116).
     """
     labels = [_label(lane) for lane in lanes]
     seen_labels = Counter(label for label, _ in labels)
@@ -354,12 +376,13 @@ h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
 .needs-key,.wrong-key{border-color:#8250df;background:#fbefff}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td{overflow-wrap:break-word;max-width:420px}
+th{background:#f6f8fa}td{overflow-wrap:break-word;max-width:420px;white-space:pre-wrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 .counts{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 td.t{white-space:nowrap}
 .note{color:#57606a}
-code,.mono{font-family:ui-monospace,monospace;font-size:12px}
+code,.mono{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap}
+svg text{white-space:pre}
 td.mono{overflow-wrap:anywhere;min-width:15ch}
 svg{max-width:100%;height:auto;border:1px solid #d0d7de}
 .legend svg{border:0;vertical-align:middle}
