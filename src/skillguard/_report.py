@@ -27,7 +27,8 @@ Rules (threat-model.md T95-T99, T116):
   when two would read the same), while the catch-all lanes (no agent, the agents
   beyond the lane limit) come last, in italics, unquoted. The page's own rows of a
   count table are one cell across its foot, and the log's times in the page's
-  sentences are set as code.
+  sentences are set as code. No two values read the same: ``_cell`` also reveals a
+  "[U+" the value spells itself and the blanks a page would not show (``_shown``).
 """
 
 from __future__ import annotations

@@ -35,8 +35,9 @@ an H2 section ends at the next H1 or H2 heading):
 * ``full_body``: everything after the closing fence, unchanged.
 
 A character that hides or reorders text in the body (a line or paragraph separator
-among them, T115) is refused under the ``strict`` profile, with its line and column,
-and reported by a ``hidden_character`` warning under ``compat``; the envelope then
+among them), or a control that some readers take for a line break (T115), is refused
+under the ``strict`` profile, with its line and column, and reported by a
+``hidden_character`` warning under ``compat``; the envelope then
 shows it escaped (``_text.reveal``), never raw (T71). The check is the skills' own
 (``_parse.hidden_in_body``), so the two bodies follow one rule.
 
