@@ -427,6 +427,9 @@ def hidden_in_body(body: str, first_line: int) -> tuple[str, int, int, str] | No
         what = (
             f"the control character U+{ord(control):04X} in the body (a line break to some readers)"
         )
+    elif hidden is not None and hidden[1] in "\u2028\u2029":
+        code = "forbidden_character"
+        what = f"the separator U+{ord(hidden[1]):04X} in the body (a line break to some readers)"
     elif hidden is not None:
         code = "forbidden_character"
         what = f"the invisible or bidirectional character U+{ord(hidden[1]):04X} in the body"
