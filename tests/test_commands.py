@@ -244,9 +244,9 @@ def test_embedded_package_that_does_not_exist() -> None:
         EmbeddedSkills.from_package("skillguard_no_such_package")
 
 
-# Each of these makes a terminal act: clear the screen, a one-byte CSI, a new line
-# with no newline, a delete.
-CONTROLS = "\x1b[2J \x9b2J \x85 \x7f"
+# Each of these makes a terminal act: clear the screen, a one-byte CSI, a delete. (NEL,
+# a new line with no newline, is refused in a body under strict, T115.)
+CONTROLS = "\x1b[2J \x9b2J \x7f"
 
 
 def test_t42_load_cannot_send_control_sequences_to_the_terminal(
@@ -255,8 +255,8 @@ def test_t42_load_cannot_send_control_sequences_to_the_terminal(
     write(Path(setup["embedded"]) / "pdf-tools", skill_text("pdf-tools", f"Body {CONTROLS}"))
     code, out, _ = run(capsys, "load", *common(setup, "reader"), "pdf-tools")
     assert code == 0
-    assert "Body [U+001B][2J [U+009B]2J [U+0085] [U+007F]" in out
-    assert not any(ch in out for ch in "\x1b\x9b\x85\x7f")
+    assert "Body [U+001B][2J [U+009B]2J [U+007F]" in out
+    assert not any(ch in out for ch in "\x1b\x9b\x7f")
 
 
 def test_t42_load_in_a_real_process_writes_no_control_byte(
@@ -271,7 +271,7 @@ def test_t42_load_in_a_real_process_writes_no_control_byte(
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     )
     assert result.returncode == 0
-    assert b"Body [U+001B][2J [U+009B]2J [U+0085] [U+007F]" in result.stdout
+    assert b"Body [U+001B][2J [U+009B]2J [U+007F]" in result.stdout
     # No ESC, no DEL, and no C1 control in UTF-8 (0xC2 0x80-0x9F) or as a raw byte.
     assert b"\x1b" not in result.stdout
     assert b"\x7f" not in result.stdout
