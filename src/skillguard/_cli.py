@@ -223,6 +223,9 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     catalog = commands.add_parser("catalog", help="the skills an agent may load")
     loader_options(catalog)
     catalog.add_argument("--format", choices=("xml", "json"), default="xml")
+    catalog.add_argument(
+        "--trust-store", type=_path, help="pinned workspace skills show their description"
+    )
 
     load = commands.add_parser("load", help="load one skill for an agent")
     loader_options(load)

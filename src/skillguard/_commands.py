@@ -87,7 +87,11 @@ def _key(path: str) -> bytes:
     return key
 
 
-def _loader(args: argparse.Namespace, approver: Approver | PinningApprover = deny_all) -> Loader:
+def _loader(
+    args: argparse.Namespace,
+    approver: Approver | PinningApprover = deny_all,
+    trust_store: TrustStore | None = None,
+) -> Loader:
     embedded = EmbeddedSkills.from_directory(args.embedded) if args.embedded else None
     audit = None
     if getattr(args, "audit_log", None):
@@ -99,6 +103,7 @@ def _loader(args: argparse.Namespace, approver: Approver | PinningApprover = den
         workspace=default_roots(args.project),
         approver=approver,
         audit=Auditor(audit),
+        trust_store=trust_store,
     )
 
 
@@ -111,7 +116,13 @@ def report(err: TextIO, error: SkillError) -> int:
 
 def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     del err  # refusals are reported by the caller (``report``)
-    handle = _loader(args).bind(args.agent)
+    store = None
+    if args.trust_store:
+        store = TrustStore(args.trust_store)
+        # Read once now: a store the operator named and that cannot be read is an error
+        # here, not a catalog that quietly shows pinned skills by name only.
+        store.pins()
+    handle = _loader(args, trust_store=store).bind(args.agent)
     text = handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml()
     out.write(terminal_safe(text))
     return EXIT_OK
