@@ -81,3 +81,43 @@ def test_threat_ids_cited_by_tests_exist() -> None:
         cited |= {m.upper() for m in re.findall(r"def test_(t\d+)_", path.read_text())}
     assert cited
     assert cited - defined == set()
+
+
+# The calls that name an audit event, and which positional argument is the name.
+EVENT_CALLS = {"emit": 0, "_deny": 0, "_record": 0, "_outcome": 1}
+
+
+def _emitted_events() -> set[str]:
+    """Every audit event name the library can emit: a string literal given to an emit
+    helper as the event, or assigned to a variable named ``event`` (``_deny`` turns a
+    denial into ``containment_violation`` or ``malformed_skill`` that way)."""
+    events = set()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                index = EVENT_CALLS.get(name) if isinstance(name, str) else None
+                if index is not None and len(node.args) > index:
+                    value = node.args[index]
+                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                        events.add(value.value)
+            elif (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "event" for t in node.targets)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                events.add(node.value.value)
+    return events
+
+
+def test_the_readme_lists_every_audit_event_the_library_emits() -> None:
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("- Every decision is an event on the `skillguard.audit` logger (")
+    listing = readme[start : readme.index(", with UTC time", start)]
+    documented = set(re.findall(r"`([a-z_]+)`", listing))
+    emitted = _emitted_events()
+    assert "load_granted" in emitted  # the scan sees the call sites at all
+    assert emitted - documented == set()
+    assert documented - emitted == set()
