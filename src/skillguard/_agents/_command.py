@@ -53,7 +53,12 @@ def _options(parser: argparse.ArgumentParser) -> None:
         choices=tuple(HARNESS_PRESETS),
         help="also search this harness's agent folder, after the seed's (repeatable, in order)",
     )
-    parser.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    parser.add_argument(
+        "--profile",
+        choices=("strict", "compat"),
+        default="strict",
+        help="the parser profile: strict (the default) or compat",
+    )
 
 
 def add_agent_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type

@@ -47,7 +47,12 @@ def add_compose_commands(actions: Any) -> None:  # noqa: ANN401 - argparse's pri
     )
     compose.add_argument("--harness", required=True, help="the harness folder to compose")
     compose.add_argument("--token-map", help="token-map.json (version 1)")
-    compose.add_argument("--dialect", choices=("verbatim", "native"), default="verbatim")
+    compose.add_argument(
+        "--dialect",
+        choices=("verbatim", "native"),
+        default="verbatim",
+        help="verbatim (the default) or native: the fields and file names each harness expects",
+    )
     compose.add_argument(
         "--drop-null-tools",
         action="store_true",
@@ -57,16 +62,27 @@ def add_compose_commands(actions: Any) -> None:  # noqa: ANN401 - argparse's pri
     compose.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if --output has drifted"
     )
-    compose.add_argument("--format", choices=("text", "json"), default="text")
-    compose.add_argument("path", metavar="AGENTS_ROOT|AGENT_DIR")
+    compose.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (the default) or json (with --output)",
+    )
+    compose.add_argument(
+        "path", metavar="AGENTS_ROOT|AGENT_DIR", help="a folder of agents, or one agent's folder"
+    )
     validate = actions.add_parser(
         "validate",
         help="check agent directories (seed 001) without writing",
         description="Check every agent directory under each PATH, for every harness.",
     )
-    validate.add_argument("--format", choices=("text", "json"), default="text")
+    validate.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (the default) or json"
+    )
     validate.add_argument("--token-map", help="token-map.json (version 1)")
-    validate.add_argument("paths", nargs="+", metavar="PATH")
+    validate.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a folder of agents, or one agent's folder"
+    )
 
 
 def _token_map(path: str | None) -> TokenMap:
