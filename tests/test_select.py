@@ -480,6 +480,61 @@ def test_t84_the_selection_is_audited_with_the_task_hash_never_the_text(
     assert "secret-project-name" not in json.dumps(logs, default=str)
 
 
+def test_t127_the_audit_names_the_text_and_what_each_skill_was_served_from(
+    world: dict[str, Path],
+) -> None:
+    # The embedded skill's folder, copied into the workspace: the same files give the
+    # same digest, the one a human approves there (and `trust show` prints).
+    copy = world["workspace"] / "aide-arch-protocols"
+    source = world["embedded"] / "aide-arch-protocols" / "SKILL.md"
+    write(copy, source.read_text())
+    (world["embedded"] / "aide-arch-protocols" / "notes.md").write_text("A resource.\n")
+    (copy / "notes.md").write_text("A resource.\n")
+    policy = AllowPolicy.from_mapping(
+        {"agents": {"planner": {"skills": ["aide-arch-protocols"], "workspace": "approve"}}}
+    )
+    workspace_only = Loader(policy, workspace=[world["workspace"]]).bind("planner")
+    arch_digest = workspace_only.prepare("aide-arch-protocols").digest
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    prepared = planner.prepare("pdf-forms")
+    pdf_digest = prepared.digest
+    planner.load(prepared)
+    with capture_logs() as logs:
+        selection = planner.select("set a breakpoint and fill this PDF form")
+    assert selection.names == ("aide-arch-protocols", "pdf-forms")
+    assert [item.digest for item in selection.items] == [arch_digest, pdf_digest]
+    assert selection.text_sha256 == hashlib.sha256(selection.text.encode()).hexdigest()
+    per_skill = [log for log in logs if log["event"] == "skill_selected"]
+    summary = next(log for log in logs if log["event"] == "skills_selected")
+    assert [(r["skill"], r["source"], r["digest"], r["size"]) for r in per_skill] == [
+        ("aide-arch-protocols", "embedded", arch_digest, selection.items[0].bytes),
+        ("pdf-forms", "workspace", pdf_digest, selection.items[1].bytes),
+    ]
+    assert summary["digest"] == selection.text_sha256
+    assert summary["sha256"] == selection.task_sha256
+    # One selection id ties the records together, whatever else the log holds.
+    assert {r["request_id"] for r in [*per_skill, summary]} == {summary["request_id"]}
+    with capture_logs() as logs:
+        planner.select("set a breakpoint")
+    again = next(log for log in logs if log["event"] == "skills_selected")
+    assert again["request_id"] != summary["request_id"]
+
+
+def test_t127_a_changed_resource_changes_the_recorded_digest(world: dict[str, Path]) -> None:
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    (world["workspace"] / "pdf-forms" / "form.txt").write_text("field one\n")
+    first = planner.prepare("pdf-forms")
+    planner.load(first)
+    (world["workspace"] / "pdf-forms" / "form.txt").write_text("field two\n")
+    second = planner.prepare("pdf-forms")
+    planner.load(second)  # approved again: a new snapshot
+    assert first.digest != second.digest
+    with capture_logs() as logs:
+        selection = planner.select("fill this PDF form")
+    record = next(log for log in logs if log["event"] == "skill_selected")
+    assert record["digest"] == selection.items[0].digest == second.digest
+
+
 def test_t84_no_audit_record_no_selection(world: dict[str, Path]) -> None:
     log_path = world["tmp"] / "audit.jsonl"
     loader = make_loader(world, audit=AuditLog(str(log_path)))
@@ -496,6 +551,7 @@ def test_selection_as_dict_is_the_cli_shape(world: dict[str, Path]) -> None:
     assert set(data) == {
         "agent",
         "task_sha256",
+        "text_sha256",
         "selected",
         "skipped",
         "warnings",

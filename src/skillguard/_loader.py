@@ -26,8 +26,9 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
    per agent and in total; an evicted request is audited.
 8. ``select`` (seed 003, ``_select``) is a ranking over the same candidates a catalog
    shows, never a grant: it serves a workspace skill only from a snapshot approved for
-   the agent or pinned (``aselect`` may ask the approver), and writes
-   ``skills_selected`` with the task's hash before it returns (T80-T84).
+   the agent or pinned (``aselect`` may ask the approver), and writes one
+   ``skill_selected`` record per skill (its snapshot digest) and ``skills_selected``
+   (the task's and the composed text's hashes) before it returns (T80-T84, T127).
 9. The skill tool (seed 004, ``_tool``) reads a model's arguments strictly and checks
    the requested name is a skill name before it authorizes it (T85-T86).
 
@@ -45,6 +46,7 @@ import hashlib
 import importlib.resources
 import inspect
 import math
+import secrets
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
@@ -78,7 +80,7 @@ from ._errors import (
     SkillUsageError,
     safe_repr,
 )
-from ._fs import display_path
+from ._fs import SKILL_FILE, display_path
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import Skill
 from ._parse import parse_skill
@@ -93,7 +95,7 @@ from ._select import (
     render_bounded,
     task_digest,
 )
-from ._snapshot import Snapshot, read_verified, take_snapshot
+from ._snapshot import ManifestFile, Snapshot, manifest_digest, read_verified, take_snapshot
 from ._tool import ToolInfo, requested_name
 from ._tool import execution_id as tool_execution_id
 from ._tools import narrow
@@ -1099,7 +1101,9 @@ class AgentSkills:
         are candidates; a workspace skill is served only from a snapshot approved for
         this agent or pinned in the trust store (the approver is asked for a pinned one),
         and otherwise skipped with a reason; use ``aselect`` to await the approver.
-        Records ``skills_selected`` with the task's sha256, never its text. Raises
+        Records each skill's snapshot digest (``skill_selected``), then
+        ``skills_selected`` with the sha256 of the task (never its text) and of the
+        composed text. Raises
         ``SkillUsageError`` for a bad argument and ``AuditError``."""
         args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
         ranked, warnings = self._ranked(args[0], args[1])
@@ -1276,25 +1280,48 @@ class AgentSkills:
                     size,
                     cut,
                     "registry" if match.tier else "description",
+                    _served_digest(served),
                 )
             )
         selection = Selection(
             self.agent, task_digest(task), tuple(items), tuple(skipped), "".join(blocks), warnings
         )
-        self._loader.auditor.emit(
+        self._audit_selection(selection)
+        return selection
+
+    def _audit_selection(self, selection: Selection) -> None:
+        """One ``skill_selected`` record per skill (what it was served from), then the
+        ``skills_selected`` record (the task's and the composed text's sha256), all under
+        one selection id: a reviewer can tell exactly what the agent was given."""
+        auditor = self._loader.auditor
+        selection_id = secrets.token_hex(16)
+        for item in selection.items:
+            auditor.emit(
+                "skill_selected",
+                agent=self.agent,
+                skill=item.name,
+                source=item.source,
+                decision="allow",
+                size=item.bytes,
+                digest=item.digest,
+                reason="cut at per_skill_bytes" if item.truncated else "whole",
+                request_id=selection_id,
+            )
+        auditor.emit(
             "skills_selected",
             agent=self.agent,
-            decision="allow" if items else "none",
+            decision="allow" if selection.items else "none",
             skill=",".join(selection.names) or None,
             size=selection.total_bytes,
             sha256=selection.task_sha256,
+            digest=selection.text_sha256,
             reason="; ".join(
                 f"{item.name}: {item.bytes} bytes{', truncated' if item.truncated else ''}"
-                for item in items
+                for item in selection.items
             )
             or "nothing matched",
+            request_id=selection_id,
         )
-        return selection
 
     # Tier 2 ------------------------------------------------------------------------
 
@@ -1756,6 +1783,21 @@ def _selection_args(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise SkillUsageError("bad_argument", f"{what} must be a positive int")
     return task, text, max_skills, per_skill, total  # type: ignore[return-value]
+
+
+def _served_digest(loaded: LoadedSkill) -> str:
+    """The manifest digest of the files *loaded* is served from: its approved snapshot's,
+    or, for an embedded skill, the same digest over its files, computed here (they are in
+    memory, and few)."""
+    served = loaded._served  # noqa: SLF001 - this module's own value
+    if served is not None:
+        return served.snapshot.digest
+    embedded = loaded._loader.embedded  # noqa: SLF001
+    files = [ManifestFile(SKILL_FILE, loaded.skill.size, loaded.skill.sha256)]
+    for path in embedded.resources(loaded.name):
+        data = embedded.read_resource(loaded.name, path)
+        files.append(ManifestFile(path, len(data), hashlib.sha256(data).hexdigest()))
+    return manifest_digest(tuple(sorted(files, key=lambda entry: entry.path)))
 
 
 def _location(meta: SkillMeta) -> str:
