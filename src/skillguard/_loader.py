@@ -449,11 +449,32 @@ class LoadedSkill:
     def read_resource(self, path: str) -> bytes:
         """One file of the skill. Raises ``SkillUsageError`` (a path that is not a str),
         ``SkillNotFoundError`` (``missing``: not in the skill, or not approved),
+        ``ApprovalRequiredError`` (``not_approved``: the approval was withdrawn),
         ``SkillContainmentError`` (``changed_after_approval``, ``path_escape``,
         ``bad_name``) and ``AuditError``."""
         if self._served is None:
             return self._loader.embedded.read_resource(self.name, path)
         served = self._served
+        if not self._loader._was_approved(self.agent, served):  # noqa: SLF001
+            # Withdrawn (``AgentSkills.deactivate``): nothing more is served from it.
+            error = ApprovalRequiredError(
+                "not_approved",
+                "this agent's approval of the skill was withdrawn: load it again",
+                name=self.name,
+                agent=self.agent,
+            )
+            self._loader.auditor.emit(
+                "load_denied",
+                agent=self.agent,
+                skill=self.name,
+                source="workspace",
+                decision="deny",
+                code=error.code,
+                reason=error.reason,
+                path=path,
+                digest=served.snapshot.digest,
+            )
+            raise error
         try:
             return read_verified(served.root, served.location, served.snapshot, path)
         except SkillContainmentError as exc:
@@ -610,11 +631,12 @@ class Loader:
         # Pending approvals, per agent, oldest first; and the bytes each keeps alive.
         self._pending: dict[str, OrderedDict[str, _Issued]] = {}
         self._pending_bytes: Counter[str] = Counter()
-        # (agent, name) -> the snapshot last approved for that agent; and, per name, the
-        # SKILL.md hashes a human approved (a catalog shows their description).
+        # (agent, name) -> the snapshot last approved for that agent; and the SKILL.md
+        # hashes a human approved for it (a catalog shows their description). Kept per
+        # agent so that one agent's ``deactivate`` withdraws only its own approvals.
         self._approved: dict[tuple[str, str], _Served] = {}
         self._approved_digests: dict[tuple[str, str], set[str]] = {}
-        self._approved_sha: dict[str, set[str]] = {}
+        self._approved_sha: dict[tuple[str, str], set[str]] = {}
         self._inflight: dict[tuple[int, str, str, str], _Flight] = {}
         # Loads waiting for an approver, per agent: counted in the pending bounds too.
         self._inflight_count: Counter[str] = Counter()
@@ -767,7 +789,9 @@ class Loader:
         if self.show_unapproved_descriptions:
             return lambda _: True
         with self._lock:
-            approved = {name: frozenset(shas) for name, shas in self._approved_sha.items()}
+            approved: dict[str, set[str]] = {}
+            for (_, name), shas in self._approved_sha.items():
+                approved.setdefault(name, set()).update(shas)
         pins: dict[tuple[str, str], str] | None = None
 
         def reviewed(meta: SkillMeta) -> bool:
@@ -925,7 +949,18 @@ class Loader:
             self._approved_digests.setdefault((agent, skill.name), set()).add(
                 served.snapshot.digest
             )
-            self._approved_sha.setdefault(skill.name, set()).add(skill.sha256)
+            self._approved_sha.setdefault((agent, skill.name), set()).add(skill.sha256)
+
+    def _forget(self, agent: str, name: str) -> tuple[str, int] | None:
+        """Withdraw *agent*'s approvals of skill *name*: the digest of the snapshot
+        approved last and how many were withdrawn, or ``None`` if there were none."""
+        with self._lock:
+            latest = self._approved.pop((agent, name), None)
+            self._approved_sha.pop((agent, name), None)
+            digests = self._approved_digests.pop((agent, name), set())
+        if latest is None:
+            return None
+        return latest.snapshot.digest, len(digests)
 
     def _was_approved(self, agent: str, served: _Served) -> bool:
         key = (agent, served.snapshot.skill.name)
@@ -1620,6 +1655,36 @@ class AgentSkills:
         else:
             raise SkillUsageError("bad_argument", "effective_tools takes a name or a LoadedSkill")
         return narrow(granted, skill.allowed_tools)
+
+    def deactivate(self, name: str) -> bool:
+        """Withdraw this agent's approval of workspace skill *name* in this loader (seed
+        002's ``deactivate``). From now on ``select`` does not serve it and
+        ``tool_descriptor`` shows its name only; a ``LoadedSkill`` already handed out
+        refuses ``read_resource`` and ``effective_tools``; catalogs show its name only
+        unless another agent's approval or a pin covers that ``SKILL.md``; and the next
+        ``load`` or ``aselect`` asks the approver again. A pin is the operator's and is
+        not touched (``TrustStore.revoke``); text already handed out cannot be taken
+        back. Returns whether there was an approval to withdraw, and records
+        ``skill_deactivated`` (with the digest approved last) when there was. Raises
+        ``SkillUsageError`` for a name that is not a str, and ``AuditError``."""
+        if not isinstance(name, str):
+            raise SkillUsageError("bad_argument", "a skill name must be a str")
+        withdrawn = self._loader._forget(self.agent, name)  # noqa: SLF001
+        if withdrawn is None:
+            return False
+        digest, count = withdrawn
+        # Withdrawn before it is recorded: a log that cannot be written must not keep
+        # an approval the host asked to drop.
+        self._loader.auditor.emit(
+            "skill_deactivated",
+            agent=self.agent,
+            skill=name,
+            source="workspace",
+            decision="revoke",
+            digest=digest,
+            reason=f"{count} approved snapshot(s) withdrawn for this agent; digest: the last",
+        )
+        return True
 
     def audit_summary(self, args: str | Mapping[str, object]) -> str:
         return audit_summary(args)
