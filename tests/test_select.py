@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -686,3 +691,63 @@ def test_one_word_of_a_description_is_not_a_match() -> None:
     assert index.rank("explain the color blue") == []
     assert [match.name for match in index.rank("apply brand colors")] == ["brand-guidelines"]
     assert [match.name for match in index.rank("debug it")] == ["network-debugging"]
+
+
+def test_select_approve_prompt_refuses_without_a_terminal(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLGUARD_USER_SKILLS", "")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))  # not a terminal: never asked
+    base = ["select", "--policy", files["policy"], "--agent", "planner"]
+    base += ["--project", files["project"], "--approve", "prompt"]
+    code, out, _ = _cli(capsys, *base, "fill this PDF form")
+    assert code == 0
+    assert "skipped pdf-forms: denied" in out
+
+
+def test_select_approve_prompt_asks_on_a_real_terminal(
+    files: dict[str, str], tmp_path: Path
+) -> None:
+    args = [sys.executable, "-m", "skillguard", "select", "--policy", files["policy"]]
+    args += ["--agent", "planner", "--project", files["project"], "--approve", "prompt"]
+    args += ["--audit-log", files["log"], "fill this PDF form"]
+    leader, follower = os.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:
+        # The prompt is read from the terminal's other end while the command writes it.
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the follower end closed: the command is done
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+            if b"or deny [N]?" in b"".join(shown):
+                os.write(leader, b"y\n")
+                return
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    env = {**os.environ, "SKILLGUARD_USER_SKILLS": ""}
+    done = subprocess.run(
+        args,
+        stdin=follower,
+        stderr=follower,
+        capture_output=False,
+        stdout=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    os.close(follower)
+    reader.join(timeout=60)
+    os.close(leader)
+    assert done.returncode == 0
+    assert done.stdout.decode().startswith("selected pdf-forms (workspace")
+    assert b"pdf-forms" in b"".join(shown)  # the human saw what they approved
+    records = [json.loads(line) for line in Path(files["log"]).read_text().splitlines()]
+    granted = [r for r in records if r["event"] == "approval_granted"]
+    assert [(r["skill"], r["approver"]) for r in granted] == [("pdf-forms", "console")]

@@ -614,6 +614,15 @@ def _add_select_command(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
         "--roots", choices=("default", "aide"), default="default", help="the root preset"
     )
     select.add_argument("--trust-store", type=_path, help="pinned workspace skills")
+    select.add_argument(
+        "--approve",
+        choices=("deny", "prompt"),
+        default="deny",
+        help=(
+            "who approves a matching workspace skill nobody pinned: deny (the default: "
+            "nobody) or prompt (ask on the terminal)"
+        ),
+    )
     select.add_argument("--context-file", type=_path, help="workspace signals (file names)")
     select.add_argument(
         "--max-skills", type=_positive, default=3, help="at most N skills (default 3)"
