@@ -523,6 +523,8 @@ def test_t127_the_audit_names_the_text_and_what_each_skill_was_served_from(
         planner.select("set a breakpoint")
     again = next(log for log in logs if log["event"] == "skills_selected")
     assert again["request_id"] != summary["request_id"]
+    # The embedded skill's digest is computed once and kept: the same files, the same one.
+    assert [log["digest"] for log in logs if log["event"] == "skill_selected"] == [arch_digest]
 
 
 def test_t127_a_changed_resource_changes_the_recorded_digest(world: dict[str, Path]) -> None:
