@@ -31,6 +31,9 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
    (the task's and the composed text's hashes) before it returns (T80-T84, T127).
 9. The skill tool (seed 004, ``_tool``) reads a model's arguments strictly and checks
    the requested name is a skill name before it authorizes it (T85-T86).
+10. ``deactivate`` withdraws one agent's approval of a skill: nothing more is served
+    from it (selection, files, tool grant, catalog text) until an approver approves
+    again (T128).
 
 A ``Loader`` is safe to share across threads and event loops. Its configuration is
 read-only after construction; its mutable state (pending and approved snapshots, the
