@@ -121,9 +121,9 @@ def _emitted_events() -> set[str]:
 
 def test_the_readme_lists_every_audit_event_the_library_emits() -> None:
     readme = (ROOT / "README.md").read_text()
-    start = readme.index("- Every decision is an event on the `skillguard.audit` logger (")
-    listing = readme[start : readme.index(", with UTC time", start)]
-    documented = set(re.findall(r"`([a-z_]+)`", listing))
+    start = readme.index("\n#### Audit events\n")
+    table = readme[start : readme.index("\n#", start + 1)]
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.MULTILINE))
     emitted = _emitted_events()
     assert "load_granted" in emitted  # the scan sees the call sites at all
     assert emitted - documented == set()
