@@ -233,7 +233,7 @@ def test_every_rule_text_code_is_in_the_readme_table() -> None:
 
 def _json_findings(out: str) -> list[tuple[str, str, str, Any, Any]]:
     document = json.loads(out)
-    findings = []
+    findings: list[tuple[str, str, str, Any, Any]] = []
     for result in document["results"]:
         for level, key in (("error", "errors"), ("warning", "warnings")):
             findings.extend(
