@@ -18,6 +18,10 @@ Rules (threat-model.md T72-T75):
   way or a symlinked file, a FIFO, a device, a hard link or a file on another file
   system is refused without being read, and at most ``max_skill_bytes + 1`` bytes of
   the file are read.
+* ``load_agent_context`` and ``read_core_knowledge`` are the operator's own tools: they
+  serve what they read, and no human approved it. Text bound for a prompt goes through
+  the approval gate (``_gate``, ``AgentSkills.agent_context``), which resolves with
+  ``resolve_in`` beneath the one descriptor it also reads the knowledge files with.
 * ``core_knowledge`` paths are never followed by the envelope. ``read_core_knowledge``
   reads each one through the same ``SafeRoot``, bounded, and reports an escaping,
   symlinked, missing or oversize path as a typed error *of that entry*.
@@ -187,7 +191,8 @@ def load_agent_context(
     resolver: Resolver = "auto",
 ) -> AgentContext:
     """Resolve *agent* (a name or a repository-relative path) in *repo*, read it and
-    parse it.
+    parse it. This is the operator's own tool: the result is text nobody approved, so
+    a prompt gets an agent file through ``AgentSkills.agent_context`` instead.
 
     *team* is a folder of the repository searched before ``.team-development``;
     *harnesses* names presets of ``HARNESS_PRESETS`` searched after the seed's
