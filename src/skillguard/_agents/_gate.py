@@ -170,13 +170,11 @@ def _operator_agent(
         return None  # a path names a file of the repository
     file = f"{name}.md"
     for folder in folders:
-        try:
-            root = SafeRoot(folder, resolver=resolver)
-        except SkillNotFoundError as exc:
-            if exc.code == "missing":
-                continue  # an operator folder that does not exist holds nothing
-            raise
-        with root:
+        # The operator's own path, so looking before opening races with no attacker:
+        # a folder that does not exist holds nothing, and anything else is opened.
+        if not os.path.lexists(folder):
+            continue
+        with SafeRoot(folder, resolver=resolver) as root:
             if not root.has_entry(file):
                 continue
             try:
@@ -206,11 +204,10 @@ def _snapshot(
 ) -> _Snapshot:
     """Read every knowledge file once beneath *root* and build the manifest."""
     definition = context.definition
-    files: dict[str, ManifestFile] = {}
-    if source == "workspace":
-        files[context.source_path] = ManifestFile(
-            context.source_path, definition.size, definition.sha256
-        )
+    # The agent file is listed too, even the operator's (by its absolute path, which no
+    # knowledge path can be): the digest covers every file whose text is served.
+    listed = context.source_path if source == "workspace" else file
+    files = {listed: ManifestFile(listed, definition.size, definition.sha256)}
     entries: list[_Entry] = []
     skipped: list[Skipped] = []
     texts: list[tuple[str, str]] = []
@@ -269,14 +266,14 @@ def _fields(context: AgentContext) -> tuple[tuple[str, str], ...]:
     return tuple((reveal(key)[:128], _bounded(text)) for key, text in fields)
 
 
-def _request(gate: Gate, snap: _Snapshot, repo: str) -> ApprovalRequest:
+def _request(gate: Gate, snap: _Snapshot) -> ApprovalRequest:
     definition = snap.context.definition
     manifest = snap.manifest
     return ApprovalRequest(
         request_id=uuid.uuid4().hex,
         agent=gate.requester,
         skill=snap.context.identity,
-        source=display_path(repo),
+        source=snap.display,
         path=reveal(snap.context.source_path),
         sha256=definition.sha256,
         size=definition.size,
@@ -358,8 +355,7 @@ def _granted(gate: Gate, snap: _Snapshot, served: ServedAgentContext, **fields: 
         source=served.source,
         decision="allow",
         path=snap.file,
-        size=snap.manifest.total_bytes
-        + (0 if snap.source == "workspace" else snap.context.definition.size),
+        size=snap.manifest.total_bytes,
         sha256=snap.context.definition.sha256,
         digest=served.digest,
         approver=served.approver,
@@ -479,8 +475,8 @@ def _begin(gate: Gate, call: _Call) -> _Snapshot | ServedAgentContext:
     return snap
 
 
-def _asked(gate: Gate, snap: _Snapshot, repo: str) -> ApprovalRequest:
-    request = _request(gate, snap, repo)
+def _asked(gate: Gate, snap: _Snapshot) -> ApprovalRequest:
+    request = _request(gate, snap)
     gate.auditor.emit(
         "agent_approval_requested",
         agent=gate.requester,
@@ -526,7 +522,7 @@ def agent_context(
         begun = _begin(gate, call)
         if isinstance(begun, ServedAgentContext):
             return begun
-        request = _asked(gate, begun, call.repo)
+        request = _asked(gate, begun)
         answer = _ask(gate, request)
         if inspect.isawaitable(answer):
             close = getattr(answer, "close", None)
@@ -595,7 +591,7 @@ async def aagent_context(
         begun = _begin(gate, call)
         if isinstance(begun, ServedAgentContext):
             return begun
-        request = _asked(gate, begun, call.repo)
+        request = _asked(gate, begun)
         try:
             answer = await asyncio.wait_for(_aask(gate, request), limit)
         except asyncio.TimeoutError:
