@@ -13,11 +13,17 @@ from pathlib import Path
 import pytest
 
 from skillguard import (
+    AllowPolicy,
+    ApprovalError,
+    ApprovalRequest,
+    Decision,
+    Loader,
     MalformedSkillError,
     SkillContainmentError,
     SkillError,
     SkillNotFoundError,
     SkillUsageError,
+    TrustStore,
     _cli,
     agent_error_code,
 )
@@ -38,8 +44,28 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code, out
 
 
-def test_success_is_one_line_of_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run(capsys, "--agent", "devops-engineer", "--repo", str(EXAMPLE))
+def pinned(tmp_path: Path, repo: Path, agent: str, profile: str = "strict") -> str:
+    """A trust store pinning *agent* of *repo*, as a human answering "pin" would."""
+    store = TrustStore(tmp_path / "trust.json")
+
+    def pin(request: ApprovalRequest) -> Decision:
+        del request
+        return Decision(approved=True, by="tester", scope="pin")
+
+    loader = Loader(
+        AllowPolicy.from_mapping({"agents": {"cli": {"skills": []}}}),
+        approver=store.approver(pin),
+        profile=profile,  # type: ignore[arg-type]
+    )
+    loader.bind("cli").agent_context(agent, repo=repo)
+    return str(store.path)
+
+
+def test_success_is_one_line_of_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    store = pinned(tmp_path, EXAMPLE, "devops-engineer")
+    code, out = run(
+        capsys, "--agent", "devops-engineer", "--repo", str(EXAMPLE), "--trust-store", store
+    )
     assert code == 0
     envelope = json.loads(out)
     assert envelope["status"] == "ok"
@@ -100,7 +126,19 @@ def test_t76_hidden_text_is_escaped_in_the_cli_envelope(
     )
     code, out = run(capsys, "--agent", "x", "--repo", str(tmp_path))
     assert (code, json.loads(out)["code"]) == (1, "AGENT_PARSE_FAILED")
-    code, out = run(capsys, "--agent", "x", "--repo", str(tmp_path), "--profile", "compat")
+    (tmp_path / "store").mkdir()
+    store = pinned(tmp_path / "store", tmp_path, "x", "compat")
+    code, out = run(
+        capsys,
+        "--agent",
+        "x",
+        "--repo",
+        str(tmp_path),
+        "--profile",
+        "compat",
+        "--trust-store",
+        store,
+    )
     assert code == 0
     assert json.loads(out)["full_body"] == "a[U+202E]b\n"
 
@@ -113,7 +151,7 @@ def test_a_bug_is_an_envelope_not_a_traceback(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError
 
-    monkeypatch.setattr(_command, "load_agent_context", broken)
+    monkeypatch.setattr(_command, "agent_context", broken)
     code, out = run(capsys, "--agent", "x")
     assert (code, json.loads(out)["code"]) == (1, "INTERNAL_ERROR")
 
@@ -181,8 +219,9 @@ def test_agent_context_help_goes_to_the_stream_given() -> None:
 def test_the_readme_envelope_table_matches_the_code() -> None:
     readme = (ROOT / "README.md").read_text()
     rows = re.findall(r"^\| `(\w+)` / (.+?) \| `([A-Z_]+)` \|$", readme, flags=re.MULTILINE)
-    assert len(rows) == 6
+    assert len(rows) == 7
     classes: dict[str, type[SkillError]] = {
+        "approval": ApprovalError,
         "malformed": MalformedSkillError,
         "containment": SkillContainmentError,
         "not_found": SkillNotFoundError,

@@ -43,6 +43,17 @@ def test_the_agent_orchestrator_example_runs() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
+    assert lines[:3] == [
+        "without an approver: refused (not_approved)",
+        (
+            "approver: asked for devops-engineer: src/agents/devops-engineer.md, "
+            "src/knowledge/container-baseline.md; not taken: ../../README.md (path_escape)"
+        ),
+        "agent: devops-engineer from src/agents/devops-engineer.md",
+    ]
+    assert "served: approved by example reviewer" in lines
+    assert "again: approved by trust-store" in lines
+    assert lines[-1] == "audit log: 8 records, intact=True"
     assert "knowledge: src/knowledge/container-baseline.md: read" in lines
     assert "knowledge: ../../README.md: refused (path_escape)" in lines
     assert "effective tools: ['Bash(git diff:*)', 'Grep', 'Read']" in lines

@@ -68,6 +68,7 @@ from skillguard import (
     SelectedSkill,
     Selection,
     SelectionRegistry,
+    ServedAgentContext,
     Shadowed,
     Skill,
     SkillContainmentError,
@@ -832,6 +833,41 @@ CALLS: dict[str, Call] = {
     ),
     "AgentContext.envelope": Call(
         0, lambda w, a: load_agent_context(_agent_repo(w), "helper").envelope()
+    ),
+    "AgentSkills.agent_context": Call(
+        6,
+        lambda w, a: w.handle.agent_context(
+            v(a[0], "helper"),
+            repo=v(a[1], _agent_repo(w)),
+            team=v(a[2], None),
+            harnesses=v(a[3], ()),
+            operator_agents=v(a[4], ()),
+            resolver=v(a[5], "auto"),
+        ),
+    ),
+    "AgentSkills.aagent_context": Call(
+        4,
+        lambda w, a: asyncio.run(
+            w.handle.aagent_context(
+                v(a[0], "helper"),
+                repo=v(a[1], _agent_repo(w)),
+                operator_agents=v(a[2], ()),
+                timeout=v(a[3], None),
+            )
+        ),
+    ),
+    "ServedAgentContext": Call(
+        2,
+        lambda w, a: ServedAgentContext(
+            context=load_agent_context(_agent_repo(w), "helper"),
+            knowledge=v(a[0], ()),
+            source="workspace",
+            digest=v(a[1], "0" * 64),
+            approver="tester",
+        ),
+    ),
+    "ServedAgentContext.envelope": Call(
+        0, lambda w, a: w.handle.agent_context("helper", repo=_agent_repo(w)).envelope()
     ),
     "KnowledgeFile": Call(
         2, lambda w, a: KnowledgeFile(directive=v(a[0], "Read a.md"), path=v(a[1], "a.md"))

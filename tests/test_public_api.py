@@ -57,6 +57,7 @@ PUBLIC = {
     "SelectedSkill",
     "Selection",
     "SelectionRegistry",
+    "ServedAgentContext",
     "Shadowed",
     "Skill",
     "SkillContainmentError",

@@ -15,6 +15,9 @@ Rules (threat-model.md T26, T30-T34):
   inside a railed block, each line behind a gutter, so content cannot forge the prompt.
 * ``TrustStore`` pins approvals in a versioned JSON file (the operator's own), written
   atomically under a lock: one pin per skill and source folder, for one manifest digest.
+  An agent file from a workspace (``_agents._gate``) is asked for and pinned through the
+  same request, its source marked ``agent:`` (``pin_source``), so skill pins and agent
+  pins never approve each other.
   A file with two pins for one key, a repeated JSON key, an unknown field or version, or
   anything else ambiguous is refused whole: it never approves anything.
 """
@@ -61,6 +64,7 @@ __all__ = [
     "deny_all",
     "is_digest",
     "make_request",
+    "pin_source",
     "render_file",
     "render_request",
     "request_cost",
@@ -127,6 +131,25 @@ class ApprovalRequest:
     full_text: str = ""
     # The host's id of the tool call that asked (``prepare_call``), "" otherwise.
     execution_id: str = ""
+    # ``"agent"`` for an agent file from a workspace (``_agents._gate``): ``skill`` is
+    # then the agent file's name, ``folder`` the file's absolute path, ``full_text``
+    # its body, and ``attachments`` each knowledge file it pulls in, as ``(path,
+    # text)``, shown whole in railed blocks of their own.
+    kind: Literal["skill", "agent"] = "skill"
+    attachments: tuple[tuple[str, str], ...] = ()
+
+
+AGENT_PIN_PREFIX = "agent:"
+
+
+def pin_source(request: ApprovalRequest) -> str:
+    """The source a pin of *request* is keyed by: the skill folder for a skill, and
+    ``agent:`` before the agent file's path for an agent file. A skill's source is an
+    absolute path (it starts with ``/``), so a pin for a skill never approves an agent
+    file of the same name, nor the reverse (threat-model.md T123)."""
+    if request.kind == "agent":
+        return AGENT_PIN_PREFIX + request.folder
+    return request.folder
 
 
 _T = TypeVar("_T")
@@ -236,7 +259,8 @@ def request_cost(request: ApprovalRequest) -> int:
     up to four bytes a character, and a fixed overhead per entry)."""
     texts = (request.description, request.preview, request.full_text)
     entries = (
-        sum(len(path) + 160 for path, _, _ in request.files)
+        sum(len(path) + len(text) + 160 for path, text in request.attachments)
+        + sum(len(path) + 160 for path, _, _ in request.files)
         + sum(len(path) + len(reason) + 160 for path, _, reason in request.skipped)
         + sum(len(field) + len(value) + 120 for field, value in request.grants)
     )
@@ -306,15 +330,20 @@ def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
     def add(first: str, text: str = "") -> None:
         lines.extend(_wrap(first, text, _MORE))
 
+    agent_file = request.kind == "agent"
+    what = "agent file" if agent_file else "skill"
     add(
         "skillguard: agent ",
-        f"{fact(request.agent)} asks for workspace skill {fact(request.skill)}",
+        f"{fact(request.agent)} asks for workspace {what} {fact(request.skill)}",
     )
-    add("  folder    ", fact(request.folder or request.source + "/" + request.path))
+    add(
+        "  file      " if agent_file else "  folder    ",
+        fact(request.folder or request.source + "/" + request.path),
+    )
     add(f"  digest    {request.digest}")
     covered = f"all {len(request.files)} files, {request.total_size} bytes"
     add(f"            (what you approve: {covered})")
-    add(f"  SKILL.md  {request.size} bytes, sha256")
+    add(f"  {'agent' if agent_file else 'SKILL.md':<8}  {request.size} bytes, sha256")
     add(f"            {request.sha256}")
     add("  files:")
     for path, size, digest in request.files[:_FILES_SHOWN]:
@@ -333,7 +362,16 @@ def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
     for field, value in request.grants:
         add("    ", f"{fact(field)}: {fact(value)}")
     lines.append(_RAIL)
-    if full:
+    if agent_file:
+        # An agent file and its knowledge files reach a prompt whole, so the human reads
+        # them whole; each file has its own rails, which no file's text can forge.
+        lines.extend(_railed("description", request.description))
+        lines.extend(_railed("agent file body, whole", request.full_text))
+        for path, text in request.attachments:
+            lines.append(_RAIL_END)
+            lines.append(_RAIL)
+            lines.extend(_railed(f"knowledge file {terminal_line(path)}, whole", text))
+    elif full:
         lines.extend(_railed("SKILL.md, whole", request.full_text))
     else:
         lines.extend(_railed("description", request.description))
@@ -585,7 +623,7 @@ class PinningApprover:
         self.fallback = fallback
 
     def __call__(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]:
-        if self.store.is_pinned(request.skill, request.digest, source=request.folder):
+        if self.store.is_pinned(request.skill, request.digest, source=pin_source(request)):
             return Decision(approved=True, by="trust-store")
         answer = self.fallback(request)
         if inspect.isawaitable(answer):
@@ -600,7 +638,7 @@ class PinningApprover:
                 request.skill,
                 request.digest,
                 decision.by,
-                source=request.folder,
+                source=pin_source(request),
                 skill_sha256=request.sha256,
             )
         return decision

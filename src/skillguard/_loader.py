@@ -110,7 +110,8 @@ if TYPE_CHECKING:
     from importlib.abc import Traversable
     from types import TracebackType
 
-    from ._fs import SafeRoot
+    from ._agents._gate import Gate, ServedAgentContext
+    from ._fs import Resolver, SafeRoot
     from ._model import Profile
     from ._policy import AllowPolicy
 
@@ -1695,6 +1696,78 @@ class AgentSkills:
 
     def audit_summary(self, args: str | Mapping[str, object]) -> str:
         return audit_summary(args)
+
+    # Agent files: a thin delegate into the approval gate (``_agents/_gate.py``) --------
+
+    def _agent_gate(self) -> Gate:
+        # Imported here: _agents imports _policy, which imports this module.
+        from ._agents._gate import Gate  # noqa: PLC0415
+
+        loader = self._loader
+        return Gate(
+            self.agent,
+            loader.approver,
+            loader.auditor,
+            loader.limits,
+            loader.profile,
+            loader.approval_timeout,
+        )
+
+    def agent_context(
+        self,
+        agent: str,
+        *,
+        repo: str | os.PathLike[str],
+        team: str | None = None,
+        harnesses: tuple[str, ...] = (),
+        operator_agents: Sequence[str | os.PathLike[str]] = (),
+        resolver: Resolver = "auto",
+    ) -> ServedAgentContext:
+        """An agent file and its knowledge files for this agent's prompt, through the
+        approval gate: the operator's own file at once, a workspace file only once the
+        loader's approver approved (or a trust store pinned) its exact snapshot. Raises
+        ``ApprovalDeniedError`` (``not_approved``), ``ApprovalRequiredError``
+        (``async_approver``), ``SkillContainmentError`` (``changed_after_approval``),
+        the errors of ``load_agent_context``, ``AuditError``, ``SkillUsageError``."""
+        from ._agents._gate import agent_context  # noqa: PLC0415 - see _agent_gate
+
+        return agent_context(
+            self._agent_gate(),
+            repo,
+            agent,
+            team=team,
+            harnesses=harnesses,
+            operator_agents=operator_agents,
+            resolver=resolver,
+        )
+
+    async def aagent_context(
+        self,
+        agent: str,
+        *,
+        repo: str | os.PathLike[str],
+        team: str | None = None,
+        harnesses: tuple[str, ...] = (),
+        operator_agents: Sequence[str | os.PathLike[str]] = (),
+        resolver: Resolver = "auto",
+        timeout: float | None = None,
+    ) -> ServedAgentContext:
+        """``agent_context`` for asyncio hosts: awaits an async approver, at most
+        *timeout* seconds (default: the loader's ``approval_timeout``)."""
+        from ._agents._gate import aagent_context  # noqa: PLC0415 - see _agent_gate
+
+        if timeout is not None:
+            timeout = _check_timeout(timeout, "timeout")
+        return await aagent_context(
+            self._agent_gate(),
+            repo,
+            agent,
+            team=team,
+            harnesses=harnesses,
+            operator_agents=operator_agents,
+            resolver=resolver,
+            timeout=timeout,
+        )
 
     # Internals ---------------------------------------------------------------------
 

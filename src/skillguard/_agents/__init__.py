@@ -11,6 +11,8 @@ character rules and the error tree. The rooms:
 * ``_envelope``: the seed's JSON envelope and its four error codes;
 * ``_grant``: the declared tools narrowed by the policy, never widened;
 * ``_tokenmap``: ``token-map.json`` (seed 001), strict JSON into a frozen ``TokenMap``;
+* ``_gate``: the approval gate, which decides whether an agent file and its knowledge
+  files may reach a prompt (the operator's own, or approved, or refused);
 * ``_compose``: composable agent directories (seed 001), read and composed;
 * ``_directory``: which folders are agents, and validating them;
 * ``_compose_command``: ``skillguard agent compose`` and ``agent validate``;
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from ._compose import ComposedAgent, ComposeLimits, compose
 from ._envelope import agent_error_code
+from ._gate import ServedAgentContext
 from ._grant import AgentTools, agent_tools
 from ._parse import AgentDefinition, parse_agent
 from ._resolve import (
@@ -42,6 +45,7 @@ __all__ = [
     "ComposeLimits",
     "ComposedAgent",
     "KnowledgeFile",
+    "ServedAgentContext",
     "TokenMap",
     "agent_error_code",
     "agent_tools",

@@ -3,24 +3,36 @@
 (``agent compose`` and ``agent validate`` live in ``_compose_command``; they report
 like the other commands, not as an envelope.)
 
-Rules (threat-model.md T76): stdout carries exactly one line of ASCII JSON without a
-trailing newline, on success and on every error; nothing is written to stderr (the
-seed's "no prose output"), not even for a bad option, which argparse would report as
-usage text. Exit status: 0 on success, 1 on an error, 2 for ``MISSING_ARGUMENT`` (an
-absent or empty ``--agent``, or any other bad option). A bug is reported as
-``INTERNAL_ERROR`` with exit status 1, never as a traceback.
+Rules (threat-model.md T76, T126): stdout carries exactly one line of ASCII JSON
+without a trailing newline, on success and on every error; nothing is written to stderr
+(the seed's "no prose output"), not even for a bad option, which argparse would report
+as usage text, except the approval prompt of ``--approve prompt``. Exit status: 0 on
+success, 1 on an error, 2 for ``MISSING_ARGUMENT`` (an absent or empty ``--agent``, or
+any other bad option). A bug is reported as ``INTERNAL_ERROR`` with exit status 1,
+never as a traceback.
+
+The envelope goes through the approval gate (``_gate``): an agent file from the
+repository is served only when ``--trust-store`` pins its exact snapshot or the human
+approves it at the terminal (``--approve prompt``); one from an ``--operator-agents``
+folder is the operator's own. Every decision goes to ``--audit-log`` when given.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from skillguard._approval import ConsoleApprover, TrustStore, deny_all
+from skillguard._audit import AuditLog, Auditor
 from skillguard._errors import SkillError, SkillUsageError
+from skillguard._fs import read_operator_bytes
+from skillguard._limits import DEFAULT_LIMITS
 
 from ._compose_command import add_compose_commands, run_agent_compose, run_agent_validate
 from ._envelope import MISSING_ARGUMENT, dumps, error_envelope
-from ._resolve import HARNESS_PRESETS, load_agent_context
+from ._gate import Gate, agent_context
+from ._resolve import HARNESS_PRESETS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -90,6 +102,24 @@ def _options(parser: argparse.ArgumentParser) -> None:
         default="strict",
         help="strict (the default) refuses what compat accepts with a warning",
     )
+    parser.add_argument(
+        "--operator-agents",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of the operator's own agent files, trusted and searched first "
+        "(repeatable; never inside the repository)",
+    )
+    parser.add_argument(
+        "--approve",
+        choices=("deny", "prompt"),
+        default="deny",
+        help="an agent file from the repository: refuse unless pinned (deny, the "
+        "default), or ask at the terminal, on stderr (prompt)",
+    )
+    parser.add_argument("--trust-store", help="pinned approvals of agent files")
+    parser.add_argument("--audit-log", help="append hash-chained records here")
+    parser.add_argument("--audit-key-file", help="key the audit records (HMAC)")
 
 
 def add_agent_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
@@ -112,6 +142,26 @@ def run_agent_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     return run_agent_validate(args, out, err)
 
 
+_MAX_KEY_BYTES = 4096
+
+
+def _gate(args: argparse.Namespace) -> Gate:
+    """Deny by default: the terminal is asked only with ``--approve prompt``, and then
+    on stderr, so stdout stays the one line of JSON."""
+    fallback = ConsoleApprover(sys.stdin, sys.stderr) if args.approve == "prompt" else deny_all
+    approver = TrustStore(args.trust_store).approver(fallback) if args.trust_store else fallback
+    log = None
+    if args.audit_log:
+        key = None
+        if args.audit_key_file:
+            try:
+                key = read_operator_bytes(args.audit_key_file, limit=_MAX_KEY_BYTES).strip()
+            except OSError as exc:
+                raise SkillUsageError("bad_argument", "the audit key file cannot be read") from exc
+        log = AuditLog(args.audit_log, key=key)
+    return Gate("cli", approver, Auditor(log), DEFAULT_LIMITS, args.profile)
+
+
 def _write(out: TextIO, envelope: dict[str, object]) -> None:
     out.write(dumps(envelope))
 
@@ -127,12 +177,13 @@ def run_agent_context(argv: Sequence[str], out: TextIO) -> int:
     except _HelpShown:
         return _EXIT_OK
     try:
-        context = load_agent_context(
+        served = agent_context(
+            _gate(args),
             args.repo,
             args.agent,
             team=args.team,
             harnesses=tuple(args.harness),
-            profile=args.profile,
+            operator_agents=tuple(args.operator_agents),
         )
     except SkillError as exc:
         _write(out, error_envelope(exc))
@@ -147,5 +198,5 @@ def run_agent_context(argv: Sequence[str], out: TextIO) -> int:
             },
         )
         return _EXIT_FAILED
-    _write(out, context.envelope())
+    _write(out, served.envelope())
     return _EXIT_OK

@@ -18,6 +18,10 @@ Rules (threat-model.md T72-T75):
   way or a symlinked file, a FIFO, a device, a hard link or a file on another file
   system is refused without being read, and at most ``max_skill_bytes + 1`` bytes of
   the file are read.
+* ``load_agent_context`` and ``read_core_knowledge`` are the operator's own tools: they
+  serve what they read, and no human approved it. Text bound for a prompt goes through
+  the approval gate (``_gate``, ``AgentSkills.agent_context``), which resolves with
+  ``resolve_in`` beneath the one descriptor it also reads the knowledge files with.
 * ``core_knowledge`` paths are never followed by the envelope. ``read_core_knowledge``
   reads each one through the same ``SafeRoot``, bounded, and reports an escaping,
   symlinked, missing or oversize path as a typed error *of that entry*.
@@ -60,8 +64,11 @@ __all__ = [
     "AgentContext",
     "AgentNotFoundError",
     "KnowledgeFile",
+    "check_arguments",
+    "knowledge_path",
     "load_agent_context",
     "read_core_knowledge",
+    "resolve_in",
 ]
 
 _SEED_FOLDERS: Final = ("src/agents/", ".team-development/src/agents/")
@@ -148,7 +155,7 @@ def _candidates(
     return files, folders
 
 
-def _check_arguments(
+def check_arguments(
     agent: object, team: object, harnesses: object, limits: object
 ) -> tuple[str, str | None, tuple[str, ...], Limits]:
     if not isinstance(agent, str) or not agent:
@@ -184,7 +191,8 @@ def load_agent_context(
     resolver: Resolver = "auto",
 ) -> AgentContext:
     """Resolve *agent* (a name or a repository-relative path) in *repo*, read it and
-    parse it.
+    parse it. This is the operator's own tool: the result is text nobody approved, so
+    a prompt gets an agent file through ``AgentSkills.agent_context`` instead.
 
     *team* is a folder of the repository searched before ``.team-development``;
     *harnesses* names presets of ``HARNESS_PRESETS`` searched after the seed's
@@ -196,42 +204,56 @@ def load_agent_context(
     and ``SkillUsageError`` (``missing_argument`` for an absent or empty *agent*,
     ``bad_argument``) for bad arguments. Any other exception is a bug.
     """
-    agent, team, harnesses, limits = _check_arguments(agent, team, harnesses, limits)
+    agent, team, harnesses, limits = check_arguments(agent, team, harnesses, limits)
     with SafeRoot(repo, resolver=resolver) as root:
-        if "/" in agent or "\\" in agent:
-            path = "/".join(split_name(agent))
-            if not root.has_entry(path):
-                raise AgentNotFoundError("agent_not_found", f"Agent file {_shown(agent)} not found")
-        else:
-            if not is_valid_name(agent):
-                raise AgentNotFoundError(
-                    "agent_not_found",
-                    f"Agent {_shown(agent)} not found: an agent name is 1-64 characters "
-                    "of a-z, 0-9 and single hyphens",
-                )
-            files, folders = _candidates(agent, team, harnesses)
-            found = next((file for file in files if root.has_entry(file)), None)
-            if found is None:
-                raise AgentNotFoundError(
-                    "agent_not_found", f"Agent '{agent}' not found. Searched: {', '.join(folders)}"
-                )
-            path = found
-        try:
-            raw = root.read_file(path, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
-            definition = parse_agent(raw, limits=limits, profile=profile)
-        except SkillInputError as exc:
-            # The same error, with the file it is about (never its content).
-            raise type(exc)(
-                exc.code,
-                f"agent file {_shown(path)}: {exc.reason}",
-                line=exc.line,
-                column=exc.column,
-                key=exc.key,
-            ) from exc
+        return resolve_in(root, agent, team, harnesses, limits, profile)
+
+
+def resolve_in(
+    root: SafeRoot,
+    agent: str,
+    team: str | None,
+    harnesses: tuple[str, ...],
+    limits: Limits,
+    profile: Profile,
+) -> AgentContext:
+    """``load_agent_context`` beneath a root the caller holds (arguments checked by
+    ``check_arguments``), so that the approval gate reads the agent file and its
+    knowledge files beneath one descriptor."""
+    if "/" in agent or "\\" in agent:
+        path = "/".join(split_name(agent))
+        if not root.has_entry(path):
+            raise AgentNotFoundError("agent_not_found", f"Agent file {_shown(agent)} not found")
+    else:
+        if not is_valid_name(agent):
+            raise AgentNotFoundError(
+                "agent_not_found",
+                f"Agent {_shown(agent)} not found: an agent name is 1-64 characters "
+                "of a-z, 0-9 and single hyphens",
+            )
+        files, folders = _candidates(agent, team, harnesses)
+        found = next((file for file in files if root.has_entry(file)), None)
+        if found is None:
+            raise AgentNotFoundError(
+                "agent_not_found", f"Agent '{agent}' not found. Searched: {', '.join(folders)}"
+            )
+        path = found
+    try:
+        raw = root.read_file(path, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
+        definition = parse_agent(raw, limits=limits, profile=profile)
+    except SkillInputError as exc:
+        # The same error, with the file it is about (never its content).
+        raise type(exc)(
+            exc.code,
+            f"agent file {_shown(path)}: {exc.reason}",
+            line=exc.line,
+            column=exc.column,
+            key=exc.key,
+        ) from exc
     return AgentContext(definition=definition, source_path=path, identity=_identity(path))
 
 
-def _knowledge_path(directive: str) -> str:
+def knowledge_path(directive: str) -> str:
     """The path of ``Read <path>``, without one pair of enclosing backticks or quotes."""
     path = directive[len("Read") :].strip()
     if len(path) >= 2 and path[0] == path[-1] and path[0] in "`'\"":
@@ -271,7 +293,7 @@ def read_core_knowledge(
     budget = limits.max_snapshot_bytes  # all the entries together, like a skill folder
     with SafeRoot(repo, resolver=resolver) as root:
         for number, directive in enumerate(agent.core_knowledge):
-            path = _knowledge_path(directive)
+            path = knowledge_path(directive)
             shown = reveal(directive), reveal(path)
             if number >= limits.max_resource_files:
                 error = SkillContainmentError(

@@ -1,0 +1,616 @@
+"""The approval gate for agent files: what reaches a prompt was approved, or is the operator's.
+
+Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
+
+* Where a file is decides its trust. A file beneath one of the folders the host names
+  as the operator's own (``operator_agents``: ``~/.claude/agents`` and the like) is
+  trusted, like an embedded skill. Every file beneath the repository is the
+  workspace's, whichever folder it is in (``src/agents``, ``.claude/agents``, a team
+  folder): untrusted. An operator folder inside the repository, or the repository
+  itself, is refused (``bad_argument``): it would make the workspace's files the
+  operator's.
+* An operator folder is searched first, for ``<name>.md``, and wins: a workspace file
+  of the same name is never served instead. The first operator folder holding the name
+  is the answer, even when that file cannot be read (fail-secure, like resolution).
+* ``core_knowledge`` paths are always read beneath the repository (seed 000). An
+  envelope is served without approval only when every byte it serves is the
+  operator's: an operator agent file that pulls in a knowledge file from the workspace
+  needs an approval like a workspace agent file.
+* An approval binds a snapshot: the agent file and every knowledge file, read once
+  beneath one held descriptor, each as (path, size, sha256) in a ``Manifest`` whose
+  digest the request carries. A knowledge entry that cannot be read is listed as not
+  taken, with its reason, and is served as that error. The human is shown the whole
+  text: the frontmatter values, the body, and every knowledge file, with hidden
+  characters shown (``render_request``).
+* What is served after approval is the snapshot: the parsed agent file as read for the
+  request (never read again), and each knowledge file read again through the same
+  descriptor and served only if its size and sha256 are the approved ones; anything
+  else refuses the whole envelope (``changed_after_approval``).
+* Deny by default. No approver, an approver that says no, fails or answers anything
+  but an approving ``Decision`` is ``ApprovalDeniedError`` (``not_approved``). A pin
+  is keyed by the agent file's name and ``agent:`` + its absolute path
+  (``pin_source``), so a skill's pin never approves an agent file.
+* Every outcome is audited before the caller sees it: ``agent_approval_requested``,
+  then ``agent_context_served`` or ``agent_context_denied``. If the record cannot be
+  written, nothing is served (``AuditError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import os
+import time
+import uuid
+from collections import Counter
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from skillguard._approval import (
+    ApprovalDeniedError,
+    ApprovalRequest,
+    ApprovalRequiredError,
+    Decision,
+)
+from skillguard._errors import (
+    MalformedSkillError,
+    SkillContainmentError,
+    SkillError,
+    SkillInputError,
+    SkillNotFoundError,
+    SkillUsageError,
+    safe_repr,
+)
+from skillguard._fs import SafeRoot, Skipped, display_path, operator_path, split_name
+from skillguard._parse import is_valid_name
+from skillguard._snapshot import SKIPPED_KEPT, Manifest, ManifestFile
+from skillguard._text import reveal
+from skillguard._yaml import decode_utf8
+
+from ._envelope import agent_envelope
+from ._parse import parse_agent
+from ._resolve import AgentContext, KnowledgeFile, check_arguments, knowledge_path, resolve_in
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from skillguard._audit import Auditor
+    from skillguard._fs import Resolver
+    from skillguard._limits import Limits
+    from skillguard._model import Profile
+
+__all__ = ["Gate", "ServedAgentContext", "aagent_context", "agent_context"]
+
+Source = Literal["operator", "workspace"]
+_FIELD_CHARS = 512  # a frontmatter value shown to the approver, like a skill's fields
+
+
+@attrs.frozen(kw_only=True)
+class ServedAgentContext:
+    """An agent file and its knowledge files as the gate served them.
+
+    ``source`` is ``"operator"`` (every byte from the operator's own folders, served
+    without approval) or ``"workspace"`` (approved, or pinned). ``digest`` is the
+    manifest digest of everything served; ``approver`` who approved it (``"operator"``
+    for an operator's file). ``knowledge`` holds one entry per ``core_knowledge``
+    directive: the approved text, or the typed error the approver was shown.
+    """
+
+    context: AgentContext
+    knowledge: tuple[KnowledgeFile, ...]
+    source: Source
+    digest: str
+    approver: str
+
+    def envelope(self) -> dict[str, object]:
+        """The seed's success envelope (``AgentContext.envelope``) of the served file."""
+        return agent_envelope(self.context.definition, self.context.source_path)
+
+
+@attrs.frozen
+class Gate:
+    """What the gate decides with: the host's approver, auditor, limits and profile,
+    and the name of the agent that asks (the bound agent of a handle, or ``cli``)."""
+
+    requester: str
+    approver: Callable[[ApprovalRequest], object]
+    auditor: Auditor
+    limits: Limits
+    profile: Profile
+    timeout: float | None = None
+
+
+@attrs.frozen
+class _Entry:
+    """One ``core_knowledge`` directive as snapshotted: its manifest path, or its error."""
+
+    directive: str
+    path: str
+    manifest_path: str | None
+    error: SkillError | None
+
+
+@attrs.frozen
+class _Snapshot:
+    context: AgentContext
+    source: Source
+    file: str  # the agent file's absolute path, as text (what a pin is keyed by)
+    display: str  # the folder it was found in, for the audit record
+    entries: tuple[_Entry, ...]
+    manifest: Manifest
+    texts: tuple[tuple[str, str], ...]  # (path, shown text) for the approver only
+    workspace_bytes: bool
+
+
+def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
+    if isinstance(dirs, (str, bytes)) or not isinstance(dirs, (list, tuple)):
+        raise SkillUsageError("bad_argument", "operator_agents must be a list of folders")
+    folders = tuple(operator_path(folder, "an operator agent folder") for folder in dirs)
+    # Judged on real paths: an operator folder that is the repository or lies inside
+    # it would turn files the workspace wrote into the operator's.
+    real_repo = os.path.realpath(repo)
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if real == real_repo or real.startswith(real_repo.rstrip("/") + "/"):
+            raise SkillUsageError(
+                "bad_argument",
+                f"operator agent folder {safe_repr(display_path(folder))} is inside the "
+                "repository: its files are the workspace's",
+            )
+    return folders
+
+
+def _operator_agent(
+    folders: tuple[str, ...], name: str, limits: Limits, profile: Profile, resolver: Resolver
+) -> tuple[AgentContext, str, str] | None:
+    """The operator's own agent file named *name*, its absolute path and its folder."""
+    if not is_valid_name(name):
+        return None  # a path names a file of the repository
+    file = f"{name}.md"
+    for folder in folders:
+        # The operator's own path, so looking before opening races with no attacker:
+        # a folder that does not exist holds nothing, and anything else is opened.
+        if not os.path.lexists(folder):
+            continue
+        with SafeRoot(folder, resolver=resolver) as root:
+            if not root.has_entry(file):
+                continue
+            try:
+                raw = root.read_file(file, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
+                definition = parse_agent(raw, limits=limits, profile=profile)
+            except SkillInputError as exc:
+                raise type(exc)(
+                    exc.code,
+                    f"operator agent file {safe_repr(file)}: {exc.reason}",
+                    line=exc.line,
+                    column=exc.column,
+                    key=exc.key,
+                ) from exc
+            shown = display_path(os.path.abspath(folder))
+            context = AgentContext(definition=definition, source_path=file, identity=name)
+            return context, f"{shown}/{file}", shown
+    return None
+
+
+def _snapshot(
+    root: SafeRoot,
+    context: AgentContext,
+    source: Source,
+    file: str,
+    display: str,
+    limits: Limits,
+) -> _Snapshot:
+    """Read every knowledge file once beneath *root* and build the manifest."""
+    definition = context.definition
+    # The agent file is listed too, even the operator's (by its absolute path, which no
+    # knowledge path can be): the digest covers every file whose text is served.
+    listed = context.source_path if source == "workspace" else file
+    files = {listed: ManifestFile(listed, definition.size, definition.sha256)}
+    entries: list[_Entry] = []
+    skipped: list[Skipped] = []
+    texts: list[tuple[str, str]] = []
+    budget = limits.max_snapshot_bytes
+    workspace_bytes = source == "workspace"
+    for number, directive in enumerate(definition.core_knowledge):
+        raw_path = knowledge_path(directive)
+        shown = reveal(directive)
+        error: SkillError
+        try:
+            if number >= limits.max_resource_files:
+                raise SkillContainmentError(  # noqa: TRY301 - one place records the refusal
+                    "too_many_entries",
+                    f"more than {limits.max_resource_files} core_knowledge entries",
+                )
+            path = "/".join(split_name(raw_path))
+            if path not in files:
+                data = root.read_file(path, cap=min(limits.max_skill_bytes, budget))
+                decode_utf8(data, what="the knowledge file")
+                budget -= len(data)
+                files[path] = ManifestFile(path, len(data), hashlib.sha256(data).hexdigest())
+                texts.append((reveal(path), reveal(data.decode("utf-8"))))
+                workspace_bytes = True
+        except (SkillContainmentError, SkillNotFoundError, MalformedSkillError) as exc:
+            error = exc
+            skipped.append(Skipped(reveal(raw_path), exc.code, exc.reason, exc.kind, entry="file"))
+            entries.append(_Entry(shown, reveal(raw_path), None, error))
+            continue
+        entries.append(_Entry(shown, reveal(raw_path), path, None))
+    counts = Counter(item.code for item in skipped)
+    manifest = Manifest(
+        tuple(sorted(files.values(), key=lambda entry: entry.path)),
+        tuple(skipped[:SKIPPED_KEPT]),
+        tuple(sorted(counts.items())),
+    )
+    return _Snapshot(
+        context, source, file, display, tuple(entries), manifest, tuple(texts), workspace_bytes
+    )
+
+
+def _bounded(text: str) -> str:
+    cut = len(text) > _FIELD_CHARS
+    return reveal(text[:_FIELD_CHARS]) + ("\n[... cut ...]" if cut else "")
+
+
+def _fields(context: AgentContext) -> tuple[tuple[str, str], ...]:
+    """Every frontmatter value of the agent file, as the approver must see it."""
+    definition = context.definition
+    fields = [("name", definition.name)]
+    if definition.tools is not None:
+        fields.append(("tools", ", ".join(definition.tools) or "(none)"))
+    if definition.models:
+        fields.append(("model", ", ".join(definition.models)))
+    for key, value in definition.extra.items():
+        fields.append((key, value if isinstance(value, str) else repr(value)))
+    return tuple((reveal(key)[:128], _bounded(text)) for key, text in fields)
+
+
+def _request(gate: Gate, snap: _Snapshot) -> ApprovalRequest:
+    definition = snap.context.definition
+    manifest = snap.manifest
+    return ApprovalRequest(
+        request_id=uuid.uuid4().hex,
+        agent=gate.requester,
+        skill=snap.context.identity,
+        source=snap.display,
+        path=reveal(snap.context.source_path),
+        sha256=definition.sha256,
+        size=definition.size,
+        description=reveal(definition.description),
+        preview=reveal(definition.full_body),
+        time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        digest=manifest.digest,
+        folder=snap.file,
+        files=tuple((reveal(f.path), f.size, f.sha256) for f in manifest.files),
+        skipped=tuple((item.path, item.code, reveal(item.reason)) for item in manifest.skipped),
+        grants=_fields(snap.context),
+        total_size=manifest.total_bytes,
+        skipped_counts=manifest.skipped_counts,
+        full_text=reveal(definition.full_body),
+        kind="agent",
+        attachments=snap.texts,
+    )
+
+
+def _changed(why: str) -> SkillContainmentError:
+    return SkillContainmentError(
+        "changed_after_approval", f"a knowledge file changed after approval ({why})"
+    )
+
+
+def _serve(root: SafeRoot, snap: _Snapshot, approver: str) -> ServedAgentContext:
+    """The approved snapshot: each knowledge file read again and served only if it is
+    byte for byte the approved one."""
+    served: list[KnowledgeFile] = []
+    for entry in snap.entries:
+        if entry.manifest_path is None:
+            served.append(
+                KnowledgeFile(directive=entry.directive, path=entry.path, error=entry.error)
+            )
+            continue
+        recorded = snap.manifest.get(entry.manifest_path)
+        assert recorded is not None  # every taken path is in the manifest
+        try:
+            data = root.read_file(recorded.path, cap=recorded.size)
+        except SkillError as exc:
+            raise _changed(f"{exc.code}: {exc.reason}") from exc
+        digest = hashlib.sha256(data).hexdigest()
+        if len(data) != recorded.size or digest != recorded.sha256:
+            raise _changed("its bytes differ from the approved ones")
+        served.append(
+            KnowledgeFile(
+                directive=entry.directive,
+                path=entry.path,
+                text=reveal(data.decode("utf-8")),
+                sha256=digest,
+            )
+        )
+    return ServedAgentContext(
+        context=snap.context,
+        knowledge=tuple(served),
+        source="workspace" if snap.workspace_bytes else "operator",
+        digest=snap.manifest.digest,
+        approver=approver,
+    )
+
+
+def _denied(gate: Gate, agent: object, error: SkillError, **fields: object) -> None:
+    gate.auditor.emit(
+        "agent_context_denied",
+        agent=gate.requester,
+        skill=agent if isinstance(agent, str) else None,
+        decision="deny",
+        code=error.code,
+        reason=error.reason,
+        **fields,
+    )
+
+
+def _granted(gate: Gate, snap: _Snapshot, served: ServedAgentContext, **fields: object) -> None:
+    gate.auditor.emit(
+        "agent_context_served",
+        agent=gate.requester,
+        skill=snap.context.identity,
+        source=served.source,
+        decision="allow",
+        path=snap.file,
+        size=snap.manifest.total_bytes,
+        sha256=snap.context.definition.sha256,
+        digest=served.digest,
+        approver=served.approver,
+        **fields,
+    )
+
+
+class _Call:
+    """One gated call: resolve, snapshot, then either serve at once or ask."""
+
+    def __init__(
+        self,
+        gate: Gate,
+        repo: object,
+        agent: object,
+        *,
+        team: object,
+        harnesses: object,
+        operator_agents: object,
+        resolver: Resolver,
+    ) -> None:
+        self.gate = gate
+        self.agent = agent
+        self.team = team
+        self.harnesses = harnesses
+        self.operator_agents = operator_agents
+        self.resolver = resolver
+        self.repo = operator_path(repo, "the repository")
+        self.root: SafeRoot | None = None
+
+    def open(self) -> _Snapshot:
+        gate = self.gate
+        agent, team, harnesses, limits = check_arguments(
+            self.agent, self.team, self.harnesses, gate.limits
+        )
+        folders = _check_dirs(self.repo, self.operator_agents)
+        operator = _operator_agent(folders, agent, limits, gate.profile, self.resolver)
+        self.root = SafeRoot(self.repo, resolver=self.resolver)
+        if operator is not None:
+            context, file, display = operator
+            return _snapshot(self.root, context, "operator", file, display, limits)
+        context = resolve_in(self.root, agent, team, harnesses, limits, gate.profile)
+        file = display_path(os.path.abspath(os.path.join(self.repo, context.source_path)))
+        return _snapshot(self.root, context, "workspace", file, display_path(self.repo), limits)
+
+    def close(self) -> None:
+        if self.root is not None:
+            self.root.close()
+
+
+def _check_gate(gate: object) -> Gate:
+    if not isinstance(gate, Gate):  # pragma: no cover - built by skillguard only
+        raise SkillUsageError("bad_argument", "gate must be a Gate")
+    return gate
+
+
+def _pinnable(snap: _Snapshot) -> None:
+    if not is_valid_name(snap.context.identity):
+        raise ApprovalDeniedError(
+            "not_approved",
+            f"agent file {safe_repr(snap.context.source_path)} cannot be approved: its file "
+            "name is not an agent name (1-64 characters of a-z, 0-9 and single hyphens)",
+        )
+
+
+def _decide(
+    gate: Gate, call: _Call, snap: _Snapshot, request: ApprovalRequest, answer: object
+) -> ServedAgentContext:
+    decision = answer if isinstance(answer, Decision) else None
+    if decision is None or decision.approved is not True:
+        by = decision.by if decision is not None else "no valid answer"
+        error = ApprovalDeniedError(
+            "not_approved",
+            f"the workspace agent file was not approved (approver: {safe_repr(by)}): pin it "
+            "in a trust store or approve it",
+        )
+        _denied(
+            gate,
+            snap.context.identity,
+            error,
+            approver=by,
+            request_id=request.request_id,
+            digest=request.digest,
+        )
+        raise error
+    assert call.root is not None
+    try:
+        served = _serve(call.root, snap, decision.by)
+    except SkillError as exc:
+        _denied(
+            gate,
+            snap.context.identity,
+            exc,
+            approver=decision.by,
+            request_id=request.request_id,
+            digest=request.digest,
+        )
+        raise
+    _granted(gate, snap, served, scope=decision.scope, request_id=request.request_id)
+    return served
+
+
+def _begin(gate: Gate, call: _Call) -> _Snapshot | ServedAgentContext:
+    """Resolve and snapshot; an envelope of the operator's own bytes is served here."""
+    try:
+        snap = call.open()
+        if not snap.workspace_bytes:
+            assert call.root is not None
+            served = _serve(call.root, snap, "operator")
+            _granted(gate, snap, served)
+            return served
+        _pinnable(snap)
+    except SkillError as exc:
+        if exc.kind != "audit":
+            _denied(gate, call.agent, exc)
+        raise
+    return snap
+
+
+def _asked(gate: Gate, snap: _Snapshot) -> ApprovalRequest:
+    request = _request(gate, snap)
+    gate.auditor.emit(
+        "agent_approval_requested",
+        agent=gate.requester,
+        skill=snap.context.identity,
+        source="workspace",
+        path=snap.file,
+        size=snap.manifest.total_bytes,
+        sha256=snap.context.definition.sha256,
+        digest=snap.manifest.digest,
+        request_id=request.request_id,
+    )
+    return request
+
+
+def agent_context(
+    gate: Gate,
+    repo: object,
+    agent: object,
+    *,
+    team: object = None,
+    harnesses: object = (),
+    operator_agents: object = (),
+    resolver: Resolver = "auto",
+) -> ServedAgentContext:
+    """Resolve *agent* and serve it through the gate (the module docstring's rules).
+
+    Raises ``ApprovalDeniedError`` (``not_approved``), ``ApprovalRequiredError``
+    (``async_approver``: use ``aagent_context``), ``SkillContainmentError``
+    (``changed_after_approval`` and the read refusals), the errors of
+    ``load_agent_context``, ``AuditError`` and ``SkillUsageError``.
+    """
+    gate = _check_gate(gate)
+    call = _Call(
+        gate,
+        repo,
+        agent,
+        team=team,
+        harnesses=harnesses,
+        operator_agents=operator_agents,
+        resolver=resolver,
+    )
+    try:
+        begun = _begin(gate, call)
+        if isinstance(begun, ServedAgentContext):
+            return begun
+        request = _asked(gate, begun)
+        answer = _ask(gate, request)
+        if inspect.isawaitable(answer):
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()
+            error = ApprovalRequiredError(
+                "async_approver", "the approver is async: use aagent_context()"
+            )
+            _denied(gate, begun.context.identity, error, request_id=request.request_id)
+            raise error
+        return _decide(gate, call, begun, request, answer)
+    finally:
+        call.close()
+
+
+def _ask(gate: Gate, request: ApprovalRequest) -> object:
+    try:
+        return gate.approver(request)
+    except Exception:  # noqa: BLE001 - an approver that fails has not approved
+        return None
+
+
+async def _aask(gate: Gate, request: ApprovalRequest) -> object:
+    approver = gate.approver
+    if inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
+        getattr(approver, "__call__", None)  # noqa: B004 - an instance's async __call__
+    ):
+        answer = _ask(gate, request)
+    else:
+        # A human at a console must not block the event loop.
+        answer = await asyncio.get_running_loop().run_in_executor(None, _ask, gate, request)
+    if inspect.isawaitable(answer):
+        try:
+            answer = await answer
+        except Exception:  # noqa: BLE001 - an approver that fails has not approved
+            return None
+    return answer
+
+
+async def aagent_context(
+    gate: Gate,
+    repo: object,
+    agent: object,
+    *,
+    team: object = None,
+    harnesses: object = (),
+    operator_agents: object = (),
+    resolver: Resolver = "auto",
+    timeout: float | None = None,
+) -> ServedAgentContext:
+    """``agent_context`` for asyncio hosts: awaits an async approver, at most *timeout*
+    seconds (default: the gate's; ``ApprovalDeniedError``, ``timed_out``). A cancelled
+    call is audited and re-raises ``CancelledError``."""
+    gate = _check_gate(gate)
+    limit = gate.timeout if timeout is None else timeout
+    call = _Call(
+        gate,
+        repo,
+        agent,
+        team=team,
+        harnesses=harnesses,
+        operator_agents=operator_agents,
+        resolver=resolver,
+    )
+    try:
+        begun = _begin(gate, call)
+        if isinstance(begun, ServedAgentContext):
+            return begun
+        request = _asked(gate, begun)
+        try:
+            answer = await asyncio.wait_for(_aask(gate, request), limit)
+        except asyncio.TimeoutError:
+            error = ApprovalDeniedError(
+                "timed_out", f"the approver did not answer within {limit} seconds"
+            )
+            _denied(gate, begun.context.identity, error, request_id=request.request_id)
+            raise error from None
+        except asyncio.CancelledError:
+            gate.auditor.emit(
+                "agent_context_denied",
+                agent=gate.requester,
+                skill=begun.context.identity,
+                decision="deny",
+                code="cancelled",
+                reason="the call was cancelled",
+                request_id=request.request_id,
+            )
+            raise
+        return _decide(gate, call, begun, request, answer)
+    finally:
+        call.close()
