@@ -1019,3 +1019,87 @@ def test_every_validate_option_has_help() -> None:
     validate = subparsers.choices["validate"]
     for action in validate._actions:
         assert action.help, action.dest
+
+
+# -- what a hostile skill author can still slip past validate (threats T108-T111) ------
+
+
+@pytest.mark.parametrize("tooling", ["node_modules", ".git"])
+def test_t108_a_tooling_folder_that_is_itself_a_skill_folder_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tooling: str
+) -> None:
+    skills = tmp_path / ".claude" / "skills"
+    write_skill(skills / "good", GOOD.format(name="good"))
+    write_skill(skills / tooling, GOOD.format(name="good"))
+    write_skill(skills / tooling / "dep", GOOD.format(name="dep"))
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(skills / tooling), "name_mismatch")
+    ]
+    # Once it is a skill folder, a SKILL.md below it is one of its files, as anywhere.
+    assert [(s["path"], s["code"]) for s in document["skipped"]] == [
+        (str(skills / tooling / "dep"), "nested_skill")
+    ]
+    # Past --max-depth a tooling folder is not looked at, nor reported as too deep.
+    code, document = run_json(capsys, "--max-depth", "2", "--fail-on-skipped", str(tmp_path))
+    assert [s["path"] for s in document["skipped"]] == [str(skills / "good")]
+
+
+def test_t109_a_folder_whose_name_hides_characters_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "good", GOOD.format(name="good"))
+    write_skill(tmp_path / "pdf\u202efdp", GOOD.format(name="pdf"))
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["errors"][0]["kind"], r["errors"][0]["code"]) for r in failed] == [
+        ("containment", "hidden_character")
+    ]
+    assert "\u202e" not in json.dumps(document, ensure_ascii=False)
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert "FAILED" in out
+    assert "\u202e" not in out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "hardlink"])
+def test_t94_a_case_variant_that_is_a_fifo_or_hard_link_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    write_skill(tmp_path / "good", GOOD.format(name="good"))
+    misnamed = tmp_path / "misnamed"
+    misnamed.mkdir()
+    if kind == "fifo":
+        os.mkfifo(misnamed / "skill.md")
+    else:
+        (tmp_path / "elsewhere.md").write_text(GOOD.format(name="misnamed"))
+        os.link(tmp_path / "elsewhere.md", misnamed / "skill.md")
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(misnamed), "wrong_case_skill_file")
+    ]
+
+
+@pytest.mark.parametrize("given", ["folder", "file"])
+def test_a_refused_skill_md_does_not_hide_the_other_problems_of_its_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, given: str
+) -> None:
+    folder = tmp_path / "demo"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").symlink_to("/etc/hostname")
+    (folder / "scripts" / "planted").symlink_to("/etc/passwd")
+    os.mkfifo(folder / "pipe")
+    path = tmp_path if given == "folder" else folder / "SKILL.md"
+    code, document = run_json(capsys, str(path))
+    assert code == 1
+    [result] = document["results"]
+    assert [(e["code"], e["message"].split(":")[0]) for e in result["errors"]] == [
+        ("symlink", "SKILL.md is a symlink"),
+        ("special_file", "pipe"),
+        ("symlink", "scripts/planted"),
+    ]

@@ -347,6 +347,7 @@ def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any
     }
     if found.error is not None:
         result["errors"].append(_error_entry(found.error, found.file))
+        result["errors"].extend(_error_entry(problem, None) for problem in found.problems)
         return result
     assert found.raw is not None  # a Found holds either bytes or an error
     checked = check_skill(

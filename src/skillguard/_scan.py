@@ -60,7 +60,8 @@ class Found:
     """A skill folder (or a PATH that should have been one) and what reading it gave.
 
     ``file`` is the path of the skill file read (``None`` when none was), which is
-    where an error's ``line`` and ``column`` point.
+    where an error's ``line`` and ``column`` point. ``raw`` and ``error`` are never
+    both set; ``problems`` (the rest of the folder) may accompany either.
     """
 
     path: str
@@ -150,10 +151,12 @@ def _found(
     folder = _folder_of(root, hit.location)
     shown = _join(base, hit.location)
     file = _join(shown, SKILL_FILE)
-    if hit.error is not None:
-        return Found(shown, folder, error=hit.error, file=file)
+    # The folder is checked even when its SKILL.md could not be read: a symlinked
+    # SKILL.md must not hide a link planted in scripts/ until the next run.
     problems, notes = _check_folder(root, hit.location, limits, skipped, shown)
-    return Found(shown, folder, raw=hit.raw, problems=problems, notes=notes, file=file)
+    return Found(
+        shown, folder, raw=hit.raw, error=hit.error, problems=problems, notes=notes, file=file
+    )
 
 
 def _check_folder(
@@ -180,6 +183,8 @@ def _check_folder(
     problems: list[SkillError] = []
     notes: list[Skipped] = []
     for item in resources.skipped:
+        if item.path == SKILL_FILE:
+            continue  # SKILL.md's own refusal is the skill's error, reported once
         if item.code in FOLDER_PROBLEMS:
             error_type = SkillNotFoundError if item.kind == "not_found" else SkillContainmentError
             problems.append(error_type(item.code, f"{item.path}: {item.reason}"))
@@ -223,7 +228,7 @@ def _report(
         cut = SkillContainmentError("too_many_entries", item.reason)
         found.append(Found(folder, _folder_of(root, item.path), error=cut))
         return
-    if item.code in ("bad_name", "unreadable") or (
+    if item.code in ("bad_name", "hidden_character", "unreadable") or (
         item.entry == "dir"
         and item.code
         in (
@@ -241,15 +246,17 @@ def _read_given_file(path: str, limits: Limits) -> Scan:
     parent, filename = split_operator_path(path)
     folder = split_operator_path(parent)[1] or None
     if path.endswith("/"):
-        error: SkillError = SkillContainmentError(
+        not_folder = SkillContainmentError(
             "not_a_directory", "the path ends with '/' but is not a folder"
         )
-        return Scan((Found(path, folder, error=error),), ())
+        return Scan((Found(path, folder, error=not_folder),), ())
     try:
         root = SafeRoot(parent)
     except SkillError as exc:
         return Scan((Found(path, folder, error=exc),), ())
     with root:
+        raw: bytes | None = None
+        error: SkillError | None = None
         try:
             raw = root.read_file(filename, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
         except SkillNotFoundError as exc:
@@ -258,10 +265,11 @@ def _read_given_file(path: str, limits: Limits) -> Scan:
                 return Scan((Found(path, None, error=exc),), ())
             return Scan((Found(path, folder, error=exc),), ())
         except SkillError as exc:
-            return Scan((Found(path, folder, error=exc, file=path),), ())
+            error = exc
         if filename != SKILL_FILE:
-            return Scan((Found(path, folder, raw=raw, file=path),), ())
+            return Scan((Found(path, folder, raw=raw, error=error, file=path),), ())
+        # A refused SKILL.md does not stop the check of the rest of its folder.
         skipped: list[Skipped] = []
         problems, notes = _check_folder(root, "", limits, skipped, parent)
-    found = Found(path, folder, raw=raw, problems=problems, notes=notes, file=path)
+    found = Found(path, folder, raw=raw, error=error, problems=problems, notes=notes, file=path)
     return Scan((found,), tuple(skipped))
