@@ -3,7 +3,10 @@
 ``tox -e precommit`` runs this script: it proves that the hook in
 ``.pre-commit-hooks.yaml`` installs, passes a repository of valid skills, fails one
 where a symlink was dropped into a skill's ``scripts/`` folder, and stays quiet when
-only files outside any skill change. Exit status 0 when all three hold.
+only files outside any skill change; and that in a repository that is itself one skill
+(``SKILL.md`` and ``scripts/`` at its top), a symlink dropped into ``scripts/`` fails
+it too; and that a ``Skill.md`` added outside any skills folder fails it. Exit status
+0 when all of them hold.
 """
 
 from __future__ import annotations
@@ -65,12 +68,43 @@ def main(hook_repo: Path) -> int:
                 unrelated.returncode == 0 and "no files to check" in unrelated.stdout,
             )
         )
+        (repo / "tools" / "misnamed").mkdir(parents=True)
+        (repo / "tools" / "misnamed" / "Skill.md").write_text(GOOD)
+        _git(repo, "add", "tools/misnamed/Skill.md")
+        misnamed = _try_repo(hook_repo, repo)
+        checks.append(
+            (
+                "a Skill.md added outside any skills folder fails the hook",
+                misnamed.returncode != 0 and "wrong_case_skill_file" in misnamed.stdout,
+            )
+        )
+        checks.extend(_one_skill_repository(hook_repo, Path(scratch) / "demo"))
     for what, held in checks:
         print(f"{'ok    ' if held else 'FAILED'} {what}")
     if not all(held for _, held in checks):
         print(valid.stdout, planted.stdout, unrelated.stdout, sep="\n")
         return 1
     return 0
+
+
+def _one_skill_repository(hook_repo: Path, repo: Path) -> list[tuple[str, bool]]:
+    """A repository that is one skill: its resource folders are at the top, outside
+    any conventional skills folder, and a change there must still run the hook."""
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "SKILL.md").write_text(GOOD)
+    (repo / "scripts" / "run.sh").write_text("echo hi\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "skill")
+    os.symlink("/etc/passwd", repo / "scripts" / "planted")
+    _git(repo, "add", "scripts/planted")
+    planted = _try_repo(hook_repo, repo)
+    return [
+        (
+            "a symlink planted in a top-level scripts/ fails the hook",
+            planted.returncode != 0 and "symlink" in planted.stdout,
+        )
+    ]
 
 
 if __name__ == "__main__":
