@@ -1253,6 +1253,13 @@ def test_compat_says_why_the_folder_name_cannot_replace_the_name() -> None:
         ("name: x\ndescription: [a\n", "'[' or '{' is never closed", 4, 1),
         ("name: x\n- a\n", "not a 'key: value' pair", 3, 1),
         ('name: x\ndescription: "\\q"\n', "unknown escape", 3, None),
+        ('name: x\ndescription: "\\x"\n', "unknown escape", 3, None),
+        # A tab that indents a key: each backend words it its own way.
+        ("name: x\n\tdescription: y\n", "indent with spaces", 3, 1),
+        ("name: x\nlicense: [\n", "followed by no value", 4, 1),
+        ("name: x\ndescription: |x\n  a\n", "may follow '|' or '>'", 3, 15),
+        # The line that is neither a pair nor indented, not the line after it.
+        ("name: x\ndescription: a long\nvalue here\nlicense: y\n", "indent the next", 4, 1),
     ],
 )
 def test_yaml_syntax_errors_say_what_is_wrong(
