@@ -19,6 +19,7 @@ from skillguard._parse import (
     FORBIDDEN_CHARS,
     FORBIDDEN_RANGES,
     check_skill,
+    frontmatter_fields,
     name_problem,
     parse_skill_with,
 )
@@ -26,7 +27,7 @@ from skillguard._text import REFUSED_RANGES
 from skillguard._tools import split_tools
 from skillguard._yaml import has_c_parser
 
-from .strategies import mutated_documents, render, skill_documents
+from .strategies import hostile_skill_files, mutated_documents, render, skill_documents
 
 
 def doc(frontmatter: str, body: str = "Body.\n") -> bytes:
@@ -1281,3 +1282,45 @@ def test_yaml_syntax_errors_say_what_is_wrong(
     assert info.value.line == line
     if column is not None:
         assert info.value.column == column
+
+
+_PROFILES: tuple[skillguard.Profile, ...] = ("strict", "compat")
+_SMALL = Limits(
+    max_skill_bytes=4096,
+    max_frontmatter_bytes=2048,
+    max_depth=4,
+    max_nodes=64,
+    max_scalar_bytes=256,
+)
+
+
+def _outcome(
+    raw: bytes, expected: str | None, limits: Limits | None, profile: skillguard.Profile
+) -> skillguard.Skill | tuple[str, int | None, int | None]:
+    """What a loader gets from parse_skill: the skill, or the refusal and its place."""
+    try:
+        return parse_skill(raw, expected_name=expected, limits=limits, profile=profile)
+    except MalformedSkillError as exc:
+        return (exc.code, exc.line, exc.column)
+
+
+@settings(max_examples=300, deadline=None)
+@given(hostile_skill_files())
+def test_check_skill_agrees_with_parse_skill_on_hostile_documents(raw: bytes) -> None:
+    # validate prints check_skill's errors and a loader raises parse_skill's: the two must
+    # never disagree on whether a document is a skill, and the error a loader raises
+    # (with its place) is the first one validate prints. read-properties then reads the
+    # fields of every accepted document without an error.
+    for limits in (None, _SMALL):
+        for profile in _PROFILES:
+            for expected in (None, "demo", "Bad_Folder"):
+                loaded = _outcome(raw, expected, limits, profile)
+                checked = check_skill(raw, expected_name=expected, limits=limits, profile=profile)
+                if isinstance(loaded, skillguard.Skill):
+                    assert checked.errors == ()
+                    assert checked.skill == loaded
+                    assert isinstance(frontmatter_fields(raw, limits=limits), dict)
+                else:
+                    assert checked.skill is None
+                    first = checked.errors[0]
+                    assert (first.code, first.line, first.column) == loaded
