@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._fs import display_path
+from ._fs import SKILL_FILE, display_path, split_operator_path
 from ._limits import DEFAULT_LIMITS
 from ._model import FrozenMap
 from ._parse import check_skill, frontmatter_fields
@@ -61,16 +61,21 @@ def _one_skill(path: str, profile: Profile, err: TextIO) -> tuple[Skill, Found] 
         errors.extend(checked.errors)
         skill = checked.skill
     errors.extend(found.problems)
-    if len(scan.found) != 1 or found.folder is None:
+    if len(scan.found) == 1:
+        # Why PATH is no skill (a symlink loop, nothing there) comes before the verdict.
+        for error in errors:
+            assert error is not None
+            where = "" if error.line is None else f"line {error.line}: "
+            err.write(
+                f"skillguard: {terminal_line(display_path(found.path))}: "
+                f"{error.kind}/{error.code}: {where}{terminal_line(error.reason)}\n"
+            )
+    # A file by another name (notes.md, a case variant skill.md) is no skill that any
+    # loader serves, so it is neither listed nor read as one.
+    named = found.file is None or split_operator_path(found.file)[1] == SKILL_FILE
+    if len(scan.found) != 1 or found.folder is None or not named:
         err.write(f"skillguard: {terminal_line(display_path(path))}: not one skill folder\n")
         return None
-    for error in errors:
-        assert error is not None
-        where = "" if error.line is None else f"line {error.line}: "
-        err.write(
-            f"skillguard: {terminal_line(display_path(found.path))}: "
-            f"{error.kind}/{error.code}: {where}{terminal_line(error.reason)}\n"
-        )
     if errors or skill is None:
         return None
     return skill, found
