@@ -1103,3 +1103,18 @@ def test_a_refused_skill_md_does_not_hide_the_other_problems_of_its_folder(
         ("special_file", "pipe"),
         ("symlink", "scripts/planted"),
     ]
+
+
+def test_a_warning_about_a_place_in_the_body_carries_its_line_and_column(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "demo", "---\nname: demo\ndescription: d\n---\n\nok cat\u202egpj\n")
+    code, document = run_json(capsys, "--profile", "compat", str(tmp_path))
+    assert code == 0
+    [warning] = document["results"][0]["warnings"]
+    assert (warning["code"], warning["line"], warning["column"]) == ("hidden_character", 6, 7)
+    assert warning["file"] == str(tmp_path / "demo" / "SKILL.md")
+    code, out, _ = run(
+        capsys, "validate", "--format", "github", "--profile", "compat", str(tmp_path)
+    )
+    assert ",line=6,col=7,title=skillguard hidden_character::" in out

@@ -330,9 +330,11 @@ def _warning_entries(
             entry = {"code": warning.code, "message": warning.message}
         if file is not None:
             entry["file"] = printed_path(file)
-        line = lines.get(warning.key) if warning.key is not None else None
+        line = lines.get(warning.key) if warning.key is not None else warning.line
         if line is not None:
             entry["line"] = line
+            if warning.key is None and warning.column is not None:
+                entry["column"] = warning.column
         entries.append(entry)
     return entries
 

@@ -448,6 +448,8 @@ class _Fields:
             SkillWarning(
                 "hidden_character",
                 f"line {line}, column {column}: {what}; it is shown escaped to the model",
+                line=line,
+                column=column,
             )
         )
 
