@@ -135,3 +135,21 @@ def test_a_file_not_named_skill_md_is_not_a_skill(
     assert code == 1
     assert out == ""
     assert err.endswith("not one skill folder\n")
+
+
+def test_to_prompt_refuses_two_skills_of_one_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for parent in ("a", "b"):
+        (tmp_path / parent / "demo").mkdir(parents=True)
+        (tmp_path / parent / "demo" / "SKILL.md").write_text(
+            f"---\nname: demo\ndescription: from {parent}\n---\n"
+        )
+    first, second = tmp_path / "a" / "demo", tmp_path / "b" / "demo"
+    for paths in ((first, second), (first, first / "SKILL.md")):
+        code, out, err = run(capsys, "to-prompt", *map(str, paths))
+        assert code == 1
+        assert out == ""
+        assert err == (
+            f"skillguard: {paths[1]}: a second skill named 'demo' (the first is {first})\n"
+        )

@@ -12,7 +12,7 @@ partial listing for a whole one.
   lists and mappings as JSON arrays and objects.
 - ``to-prompt PATH...``: the ``<available_skills>`` block of ``_render.catalog_xml``,
   escaped like the catalog (threat-model.md T13, T29), with no policy: it is the
-  operator's own listing of skills the operator named.
+  operator's own listing of skills the operator named, each name once.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def run_read_properties(args: argparse.Namespace, out: TextIO, err: TextIO) -> i
 def run_to_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     entries = []
     failed = False
+    first_path: dict[str, str] = {}
     for path in args.paths:
         read = _one_skill(path, args.profile, err)
         if read is None:
@@ -103,6 +104,16 @@ def run_to_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             continue
         skill, found = read
         assert found.file is not None  # a checked skill was read from its file
+        # A model picks a skill by name: two entries of one name (the same folder named
+        # twice, or two folders) would leave it to guess which one is meant.
+        if skill.name in first_path:
+            err.write(
+                f"skillguard: {terminal_line(display_path(path))}: a second skill named "
+                f"{skill.name!r} (the first is {terminal_line(first_path[skill.name])})\n"
+            )
+            failed = True
+            continue
+        first_path[skill.name] = display_path(path)
         location = display_path(str(Path(found.file).absolute()))
         entries.append((skill.name, skill.description, location, "operator"))
     if failed:
