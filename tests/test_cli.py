@@ -1103,6 +1103,12 @@ def test_a_refused_skill_md_does_not_hide_the_other_problems_of_its_folder(
         ("special_file", "pipe"),
         ("symlink", "scripts/planted"),
     ]
+    # Each error points at its own entry, which is what a pull request's diff shows.
+    assert [e["file"] for e in result["errors"]] == [
+        str(folder / "SKILL.md"),
+        str(folder / "pipe"),
+        str(folder / "scripts" / "planted"),
+    ]
 
 
 def test_a_warning_about_a_place_in_the_body_carries_its_line_and_column(
@@ -1118,3 +1124,15 @@ def test_a_warning_about_a_place_in_the_body_carries_its_line_and_column(
         capsys, "validate", "--format", "github", "--profile", "compat", str(tmp_path)
     )
     assert ",line=6,col=7,title=skillguard hidden_character::" in out
+
+
+def test_t111_a_link_planted_in_a_skill_is_annotated_on_the_link_itself(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "planted").symlink_to("/etc/passwd")
+    code, out, _ = run(capsys, "validate", "--format", "github", str(tmp_path))
+    assert code == 1
+    planted = str(folder / "scripts" / "planted").replace(":", "%3A").replace(",", "%2C")
+    assert f"::error file={planted},title=skillguard symlink::" in out

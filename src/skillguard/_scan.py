@@ -61,7 +61,8 @@ class Found:
 
     ``file`` is the path of the skill file read (``None`` when none was), which is
     where an error's ``line`` and ``column`` point. ``raw`` and ``error`` are never
-    both set; ``problems`` (the rest of the folder) may accompany either.
+    both set; ``problems`` (the rest of the folder) may accompany either, and
+    ``problem_files`` holds the path of the entry each problem is about, in step.
     """
 
     path: str
@@ -71,6 +72,7 @@ class Found:
     problems: tuple[SkillError, ...] = ()
     notes: tuple[Skipped, ...] = ()
     file: str | None = None
+    problem_files: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -155,17 +157,26 @@ def _found(
     # SKILL.md must not hide a link planted in scripts/ until the next run.
     problems, notes = _check_folder(root, hit.location, limits, skipped, shown)
     return Found(
-        shown, folder, raw=hit.raw, error=hit.error, problems=problems, notes=notes, file=file
+        shown,
+        folder,
+        raw=hit.raw,
+        error=hit.error,
+        problems=tuple(error for error, _ in problems),
+        notes=notes,
+        file=file,
+        problem_files=tuple(entry for _, entry in problems),
     )
 
 
 def _check_folder(
     root: SafeRoot, location: str, limits: Limits, skipped: list[Skipped], shown: str
-) -> tuple[tuple[SkillError, ...], tuple[Skipped, ...]]:
+) -> tuple[tuple[tuple[SkillError, str], ...], tuple[Skipped, ...]]:
+    """The problems of a skill's folder, each with the path of its entry (so that an
+    annotation points at a planted link, not at the folder), and its notes."""
     try:
         resources = list_resources(root, location, limits=limits)
     except SkillError as exc:  # the folder changed while it was being checked
-        return (exc,), ()
+        return ((exc, shown),), ()
     # A SKILL.md below a skill folder is a resource of that skill, not a skill of its
     # own: a loader never serves it as one. It is listed as skipped so that its author
     # learns why it is not checked, rather than seeing nothing at all (T94).
@@ -180,14 +191,15 @@ def _check_folder(
         for resource in resources.files
         if resource.path.endswith(f"/{SKILL_FILE}")
     )
-    problems: list[SkillError] = []
+    problems: list[tuple[SkillError, str]] = []
     notes: list[Skipped] = []
     for item in resources.skipped:
         if item.path == SKILL_FILE:
             continue  # SKILL.md's own refusal is the skill's error, reported once
         if item.code in FOLDER_PROBLEMS:
             error_type = SkillNotFoundError if item.kind == "not_found" else SkillContainmentError
-            problems.append(error_type(item.code, f"{item.path}: {item.reason}"))
+            problem = error_type(item.code, f"{item.path}: {item.reason}")
+            problems.append((problem, _join(shown, item.path)))
         else:
             notes.append(item)
     return tuple(problems), tuple(notes)
@@ -271,5 +283,14 @@ def _read_given_file(path: str, limits: Limits) -> Scan:
         # A refused SKILL.md does not stop the check of the rest of its folder.
         skipped: list[Skipped] = []
         problems, notes = _check_folder(root, "", limits, skipped, parent)
-    found = Found(path, folder, raw=raw, error=error, problems=problems, notes=notes, file=path)
+    found = Found(
+        path,
+        folder,
+        raw=raw,
+        error=error,
+        problems=tuple(problem for problem, _ in problems),
+        notes=notes,
+        file=path,
+        problem_files=tuple(entry for _, entry in problems),
+    )
     return Scan((found,), tuple(skipped))
