@@ -1261,6 +1261,7 @@ def test_compat_says_why_the_folder_name_cannot_replace_the_name() -> None:
         ("name: x\ndescription: |x\n  a\n", "may follow '|' or '>'", 3, 15),
         # The line that is neither a pair nor indented, not the line after it.
         ("name: x\ndescription: a long\nvalue here\nlicense: y\n", "indent the next", 4, 1),
+        ("name: x\ndescription: - a list\n", "starts a list", 3, 14),
     ],
 )
 def test_yaml_syntax_errors_say_what_is_wrong(

@@ -202,6 +202,10 @@ _CONTINUATION: Final = (
     "this line is neither a 'key: value' pair nor indented under one; indent the next "
     "lines of a long value, or quote the whole value"
 )
+_DASH: Final = (
+    "a '- ' right after 'key: ' starts a list, which begins on the next line; quote the "
+    "value if the dash is text"
+)
 _BLOCK_HEADER: Final = (
     "only '-', '+' or an indentation digit may follow '|' or '>' on its line; start "
     "the text on the next line, indented"
@@ -224,6 +228,8 @@ _SYNTAX_HINTS: Final[tuple[tuple[str, str | None, str, bool], ...]] = (
     ("did not find expected key", None, _NOT_A_PAIR, False),
     ("expected <block end>", None, _NOT_A_PAIR, False),
     ("could not find expected ':'", "while scanning a simple key", _CONTINUATION, True),
+    ("block sequence entries are not allowed", None, _DASH, False),
+    ("sequence entries are not allowed", None, _DASH, False),
     (
         "did not find expected comment or line break",
         "while scanning a block scalar",
