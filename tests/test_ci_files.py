@@ -60,8 +60,9 @@ def run_validate(tmp_path: Path, *, paths: str, args: str = "") -> subprocess.Co
     }
     runner_temp = tmp_path / "runner-temp"
     bin_dir = runner_temp / "skillguard-venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "skillguard").symlink_to(Path(sys.executable).parent / "skillguard")
+    if not bin_dir.exists():
+        bin_dir.mkdir(parents=True)
+        (bin_dir / "skillguard").symlink_to(Path(sys.executable).parent / "skillguard")
     script = tmp_path / "validate.sh"
     script.write_text(validate["run"])
     env = {
@@ -148,3 +149,20 @@ def test_t111_the_hook_runs_for_every_change_to_a_skill(changed: str, runs: bool
     assert settings["pass_filenames"] is False
     assert settings["types_or"] == ["file", "symlink"]
     assert (re.search(settings["files"], changed) is not None) is runs
+
+
+def test_the_action_annotates_files_as_the_pull_request_names_them(tmp_path: Path) -> None:
+    # paths defaults to ".": an annotation for ./skills/... is not shown on the diff
+    # (GitHub matches the file from the repository's top), so no path starts with ./.
+    repo = tmp_path / "repo"
+    write_skill(repo / ".claude" / "skills" / "bad", BAD)
+    folder = write_skill(repo / "skills" / "demo", GOOD)
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "planted").symlink_to("/etc/passwd")
+    for paths in (".", "./", "./skills ./.claude/skills", "./.claude/skills/bad/SKILL.md"):
+        completed = run_validate(tmp_path, paths=paths)
+        assert completed.returncode == 1
+        files = re.findall(r"^::error file=([^,]*),", completed.stdout, flags=re.MULTILINE)
+        assert files, completed.stdout
+        assert not [file for file in files if file.startswith(("./", "/"))]
+        assert ".claude/skills/bad/SKILL.md" in files

@@ -81,8 +81,17 @@ class Scan:
     skipped: tuple[Skipped, ...]
 
 
+def _tidy(path: str) -> str:
+    """*path* without leading ``./``: git and GitHub name files from the repository's
+    top, and an annotation for ``./skills/x/SKILL.md`` is not shown on the pull
+    request's diff. The current folder itself stays ``.``."""
+    while path.startswith("./") and path.rstrip("/") != ".":
+        path = path[2:].lstrip("/") or "."
+    return path
+
+
 def _join(base: str, name: str) -> str:
-    return f"{base.rstrip('/')}/{name}" if name else base
+    return _tidy(f"{base.rstrip('/')}/{name}") if name else base
 
 
 def scan_for_skills(
@@ -254,9 +263,10 @@ def _report(
     skipped.append(attrs.evolve(item, path=shown))
 
 
-def _read_given_file(path: str, limits: Limits) -> Scan:
-    parent, filename = split_operator_path(path)
+def _read_given_file(given: str, limits: Limits) -> Scan:
+    parent, filename = split_operator_path(given)
     folder = split_operator_path(parent)[1] or None
+    path = _tidy(given)
     if path.endswith("/"):
         not_folder = SkillContainmentError(
             "not_a_directory", "the path ends with '/' but is not a folder"
