@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from skillguard import _cli
 from skillguard._cli import main
 from skillguard._scan import iter_scan
+from skillguard.testing import Workspace, hostile_workspaces, write_workspace
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -1136,3 +1141,27 @@ def test_t111_a_link_planted_in_a_skill_is_annotated_on_the_link_itself(
     assert code == 1
     planted = str(folder / "scripts" / "planted").replace(":", "%3A").replace(",", "%2C")
     assert f"::error file={planted},title=skillguard symlink::" in out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hostile_workspaces())
+def test_t93_no_hostile_workspace_makes_a_ci_command_fail_internally(tree: Workspace) -> None:
+    # validate turns an unexpected exception into a result of code "bug", and the
+    # other commands into "internal error": neither may ever be printed.
+    with tempfile.TemporaryDirectory() as scratch:
+        workspace = Path(scratch) / "ws"
+        workspace.mkdir()
+        write_workspace(tree, workspace)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["validate", "--format", "json", "--max-depth", "20", str(workspace)])
+        assert code in (0, 1), err.getvalue()
+        codes = {e["code"] for r in json.loads(out.getvalue())["results"] for e in r["errors"]}
+        assert "bug" not in codes
+        for top in sorted(os.listdir(workspace)):
+            for command in ("read-properties", "to-prompt"):
+                err = io.StringIO()
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                    code = main([command, str(workspace / top)])
+                assert code in (0, 1), err.getvalue()
+                assert "internal error" not in err.getvalue()
