@@ -151,7 +151,7 @@ def test_t111_the_hook_runs_for_every_change_to_a_skill(changed: str, runs: bool
     assert (re.search(settings["files"], changed) is not None) is runs
 
 
-def test_the_action_annotates_files_as_the_pull_request_names_them(tmp_path: Path) -> None:
+def test_t110_the_action_annotates_files_as_the_pull_request_names_them(tmp_path: Path) -> None:
     # paths defaults to ".": an annotation for ./skills/... is not shown on the diff
     # (GitHub matches the file from the repository's top), so no path starts with ./.
     repo = tmp_path / "repo"
