@@ -708,6 +708,24 @@ def test_t8_lists_that_reach_the_model_refuse_hidden_characters(frontmatter: str
     assert (info.value.code, info.value.key) == ("forbidden_character", key)
 
 
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "metadata:\n  author: 'Eve\u202egnirts'\n",
+        "metadata:\n  'auth\u200bor': Eve\n",
+        'metadata:\n  note: "tag\\U000E0041"\n',
+    ],
+)
+def test_t8_metadata_refuses_hidden_characters(frontmatter: str, profile: str) -> None:
+    # metadata is the spec's map of strings: a host that shows its author or version to
+    # a reviewer must not show reordered or invisible text.
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + frontmatter), profile=profile)  # type: ignore[arg-type]
+    assert (info.value.code, info.value.key) == ("forbidden_character", "metadata")
+    parse_skill(doc(MINIMAL + "metadata:\n  author: 'Zo\u00eb \u2764\ufe0f'\n"))
+
+
 def test_forbidden_chars_match_their_ranges() -> None:
     assert len(FORBIDDEN_CHARS) == sum(high - low + 1 for low, high in FORBIDDEN_RANGES)
     assert "\u00ad" in FORBIDDEN_CHARS
