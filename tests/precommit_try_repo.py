@@ -5,7 +5,10 @@
 where a symlink was dropped into a skill's ``scripts/`` folder, and stays quiet when
 only files outside any skill change; then that a ``.pre-commit-config.yaml`` pinning
 the hook to a commit SHA, as the README tells users to until a release is tagged,
-installs and runs it. Exit status 0 when all of these hold.
+installs and runs it; that a ``Skill.md`` added outside any skills folder fails it; and
+that in a repository that is itself one skill (``SKILL.md`` and ``scripts/`` at its
+top), a symlink dropped into ``scripts/`` fails it too. Exit status 0 when all of these
+hold.
 """
 
 from __future__ import annotations
@@ -90,12 +93,43 @@ def main(hook_repo: Path) -> int:
         )
         pinned = _run_pinned(hook_repo, repo)
         checks.append(("the hook pinned to a commit SHA runs", pinned.returncode == 0))
+        (repo / "tools" / "misnamed").mkdir(parents=True)
+        (repo / "tools" / "misnamed" / "Skill.md").write_text(GOOD)
+        _git(repo, "add", "tools/misnamed/Skill.md")
+        misnamed = _try_repo(hook_repo, repo)
+        checks.append(
+            (
+                "a Skill.md added outside any skills folder fails the hook",
+                misnamed.returncode != 0 and "wrong_case_skill_file" in misnamed.stdout,
+            )
+        )
+        checks.extend(_one_skill_repository(hook_repo, Path(scratch) / "demo"))
     for what, held in checks:
         print(f"{'ok    ' if held else 'FAILED'} {what}")
     if not all(held for _, held in checks):
         print(valid.stdout, planted.stdout, unrelated.stdout, pinned.stdout, sep="\n")
         return 1
     return 0
+
+
+def _one_skill_repository(hook_repo: Path, repo: Path) -> list[tuple[str, bool]]:
+    """A repository that is one skill: its resource folders are at the top, outside
+    any conventional skills folder, and a change there must still run the hook."""
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "SKILL.md").write_text(GOOD)
+    (repo / "scripts" / "run.sh").write_text("echo hi\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "skill")
+    os.symlink("/etc/passwd", repo / "scripts" / "planted")
+    _git(repo, "add", "scripts/planted")
+    planted = _try_repo(hook_repo, repo)
+    return [
+        (
+            "a symlink planted in a top-level scripts/ fails the hook",
+            planted.returncode != 0 and "symlink" in planted.stdout,
+        )
+    ]
 
 
 if __name__ == "__main__":

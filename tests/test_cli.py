@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from skillguard import _cli
 from skillguard._cli import main
 from skillguard._scan import iter_scan
+from skillguard.testing import Workspace, hostile_workspaces, write_workspace
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -1019,3 +1024,144 @@ def test_every_validate_option_has_help() -> None:
     validate = subparsers.choices["validate"]
     for action in validate._actions:
         assert action.help, action.dest
+
+
+# -- what a hostile skill author can still slip past validate (threats T108-T111) ------
+
+
+@pytest.mark.parametrize("tooling", ["node_modules", ".git"])
+def test_t108_a_tooling_folder_that_is_itself_a_skill_folder_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tooling: str
+) -> None:
+    skills = tmp_path / ".claude" / "skills"
+    write_skill(skills / "good", GOOD.format(name="good"))
+    write_skill(skills / tooling, GOOD.format(name="good"))
+    write_skill(skills / tooling / "dep", GOOD.format(name="dep"))
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(skills / tooling), "name_mismatch")
+    ]
+    # Once it is a skill folder, a SKILL.md below it is one of its files, as anywhere.
+    assert [(s["path"], s["code"]) for s in document["skipped"]] == [
+        (str(skills / tooling / "dep"), "nested_skill")
+    ]
+    # Past --max-depth a tooling folder is not looked at, nor reported as too deep.
+    code, document = run_json(capsys, "--max-depth", "2", "--fail-on-skipped", str(tmp_path))
+    assert [s["path"] for s in document["skipped"]] == [str(skills / "good")]
+
+
+def test_t109_a_folder_whose_name_hides_characters_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "good", GOOD.format(name="good"))
+    write_skill(tmp_path / "pdf\u202efdp", GOOD.format(name="pdf"))
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["errors"][0]["kind"], r["errors"][0]["code"]) for r in failed] == [
+        ("containment", "hidden_character")
+    ]
+    assert "\u202e" not in json.dumps(document, ensure_ascii=False)
+    code, out, _ = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert "FAILED" in out
+    assert "\u202e" not in out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "hardlink"])
+def test_t94_a_case_variant_that_is_a_fifo_or_hard_link_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    write_skill(tmp_path / "good", GOOD.format(name="good"))
+    misnamed = tmp_path / "misnamed"
+    misnamed.mkdir()
+    if kind == "fifo":
+        os.mkfifo(misnamed / "skill.md")
+    else:
+        (tmp_path / "elsewhere.md").write_text(GOOD.format(name="misnamed"))
+        os.link(tmp_path / "elsewhere.md", misnamed / "skill.md")
+    code, document = run_json(capsys, str(tmp_path))
+    assert code == 1
+    failed = [r for r in document["results"] if not r["ok"]]
+    assert [(r["path"], r["errors"][0]["code"]) for r in failed] == [
+        (str(misnamed), "wrong_case_skill_file")
+    ]
+
+
+@pytest.mark.parametrize("given", ["folder", "file"])
+def test_a_refused_skill_md_does_not_hide_the_other_problems_of_its_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, given: str
+) -> None:
+    folder = tmp_path / "demo"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").symlink_to("/etc/hostname")
+    (folder / "scripts" / "planted").symlink_to("/etc/passwd")
+    os.mkfifo(folder / "pipe")
+    path = tmp_path if given == "folder" else folder / "SKILL.md"
+    code, document = run_json(capsys, str(path))
+    assert code == 1
+    [result] = document["results"]
+    assert [(e["code"], e["message"].split(":")[0]) for e in result["errors"]] == [
+        ("symlink", "SKILL.md is a symlink"),
+        ("special_file", "pipe"),
+        ("symlink", "scripts/planted"),
+    ]
+    # Each error points at its own entry, which is what a pull request's diff shows.
+    assert [e["file"] for e in result["errors"]] == [
+        str(folder / "SKILL.md"),
+        str(folder / "pipe"),
+        str(folder / "scripts" / "planted"),
+    ]
+
+
+def test_a_warning_about_a_place_in_the_body_carries_its_line_and_column(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "demo", "---\nname: demo\ndescription: d\n---\n\nok cat\u202egpj\n")
+    code, document = run_json(capsys, "--profile", "compat", str(tmp_path))
+    assert code == 0
+    [warning] = document["results"][0]["warnings"]
+    assert (warning["code"], warning["line"], warning["column"]) == ("hidden_character", 6, 7)
+    assert warning["file"] == str(tmp_path / "demo" / "SKILL.md")
+    code, out, _ = run(
+        capsys, "validate", "--format", "github", "--profile", "compat", str(tmp_path)
+    )
+    assert ",line=6,col=7,title=skillguard hidden_character::" in out
+
+
+def test_t111_a_link_planted_in_a_skill_is_annotated_on_the_link_itself(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = write_skill(tmp_path / "demo", GOOD.format(name="demo"))
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "planted").symlink_to("/etc/passwd")
+    code, out, _ = run(capsys, "validate", "--format", "github", str(tmp_path))
+    assert code == 1
+    planted = str(folder / "scripts" / "planted").replace(":", "%3A").replace(",", "%2C")
+    assert f"::error file={planted},title=skillguard symlink::" in out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hostile_workspaces())
+def test_t93_no_hostile_workspace_makes_a_ci_command_fail_internally(tree: Workspace) -> None:
+    # validate turns an unexpected exception into a result of code "bug", and the
+    # other commands into "internal error": neither may ever be printed.
+    with tempfile.TemporaryDirectory() as scratch:
+        workspace = Path(scratch) / "ws"
+        workspace.mkdir()
+        write_workspace(tree, workspace)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["validate", "--format", "json", "--max-depth", "20", str(workspace)])
+        assert code in (0, 1), err.getvalue()
+        codes = {e["code"] for r in json.loads(out.getvalue())["results"] for e in r["errors"]}
+        assert "bug" not in codes
+        for top in sorted(os.listdir(workspace)):
+            for command in ("read-properties", "to-prompt"):
+                err = io.StringIO()
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                    code = main([command, str(workspace / top)])
+                assert code in (0, 1), err.getvalue()
+                assert "internal error" not in err.getvalue()

@@ -502,3 +502,15 @@ def test_t40_a_resource_name_cannot_hide_text(library: Path) -> None:
         ("references/a[U+E0041].md", "hidden_character")
     ]
     assert info.value.code == "hidden_character"
+
+
+def test_t108_a_tooling_folder_that_is_a_skill_folder_is_skipped_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    make_skill(tmp_path, "notes")
+    folder = tmp_path / "node_modules"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_text("notes"))
+    found = discover([tmp_path])
+    assert found.names() == ("notes",)
+    assert [(s.path, s.code) for s in found.skipped] == [("node_modules", "name_mismatch")]

@@ -19,6 +19,7 @@ from skillguard._parse import (
     FORBIDDEN_CHARS,
     FORBIDDEN_RANGES,
     check_skill,
+    frontmatter_fields,
     name_problem,
     parse_skill_with,
 )
@@ -26,7 +27,7 @@ from skillguard._text import REFUSED_RANGES
 from skillguard._tools import split_tools
 from skillguard._yaml import has_c_parser
 
-from .strategies import mutated_documents, render, skill_documents
+from .strategies import hostile_skill_files, mutated_documents, render, skill_documents
 
 
 def doc(frontmatter: str, body: str = "Body.\n") -> bytes:
@@ -708,6 +709,24 @@ def test_t8_lists_that_reach_the_model_refuse_hidden_characters(frontmatter: str
     assert (info.value.code, info.value.key) == ("forbidden_character", key)
 
 
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "metadata:\n  author: 'Eve\u202egnirts'\n",
+        "metadata:\n  'auth\u200bor': Eve\n",
+        'metadata:\n  note: "tag\\U000E0041"\n',
+    ],
+)
+def test_t8_metadata_refuses_hidden_characters(frontmatter: str, profile: str) -> None:
+    # metadata is the spec's map of strings: a host that shows its author or version to
+    # a reviewer must not show reordered or invisible text.
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(doc(MINIMAL + frontmatter), profile=profile)  # type: ignore[arg-type]
+    assert (info.value.code, info.value.key) == ("forbidden_character", "metadata")
+    parse_skill(doc(MINIMAL + "metadata:\n  author: 'Zo\u00eb \u2764\ufe0f'\n"))
+
+
 def test_forbidden_chars_match_their_ranges() -> None:
     assert len(FORBIDDEN_CHARS) == sum(high - low + 1 for low, high in FORBIDDEN_RANGES)
     assert "\u00ad" in FORBIDDEN_CHARS
@@ -1257,6 +1276,14 @@ def test_compat_says_why_the_folder_name_cannot_replace_the_name() -> None:
         ("name: x\ndescription: [a\n", "'[' or '{' is never closed", 4, 1),
         ("name: x\n- a\n", "not a 'key: value' pair", 3, 1),
         ('name: x\ndescription: "\\q"\n', "unknown escape", 3, None),
+        ('name: x\ndescription: "\\x"\n', "unknown escape", 3, None),
+        # A tab that indents a key: each backend words it its own way.
+        ("name: x\n\tdescription: y\n", "indent with spaces", 3, 1),
+        ("name: x\nlicense: [\n", "followed by no value", 4, 1),
+        ("name: x\ndescription: |x\n  a\n", "may follow '|' or '>'", 3, 15),
+        # The line that is neither a pair nor indented, not the line after it.
+        ("name: x\ndescription: a long\nvalue here\nlicense: y\n", "indent the next", 4, 1),
+        ("name: x\ndescription: - a list\n", "starts a list", 3, 14),
     ],
 )
 def test_yaml_syntax_errors_say_what_is_wrong(
@@ -1278,3 +1305,45 @@ def test_yaml_syntax_errors_say_what_is_wrong(
     assert info.value.line == line
     if column is not None:
         assert info.value.column == column
+
+
+_PROFILES: tuple[skillguard.Profile, ...] = ("strict", "compat")
+_SMALL = Limits(
+    max_skill_bytes=4096,
+    max_frontmatter_bytes=2048,
+    max_depth=4,
+    max_nodes=64,
+    max_scalar_bytes=256,
+)
+
+
+def _outcome(
+    raw: bytes, expected: str | None, limits: Limits | None, profile: skillguard.Profile
+) -> skillguard.Skill | tuple[str, int | None, int | None]:
+    """What a loader gets from parse_skill: the skill, or the refusal and its place."""
+    try:
+        return parse_skill(raw, expected_name=expected, limits=limits, profile=profile)
+    except MalformedSkillError as exc:
+        return (exc.code, exc.line, exc.column)
+
+
+@settings(max_examples=300, deadline=None)
+@given(hostile_skill_files())
+def test_check_skill_agrees_with_parse_skill_on_hostile_documents(raw: bytes) -> None:
+    # validate prints check_skill's errors and a loader raises parse_skill's: the two must
+    # never disagree on whether a document is a skill, and the error a loader raises
+    # (with its place) is the first one validate prints. read-properties then reads the
+    # fields of every accepted document without an error.
+    for limits in (None, _SMALL):
+        for profile in _PROFILES:
+            for expected in (None, "demo", "Bad_Folder"):
+                loaded = _outcome(raw, expected, limits, profile)
+                checked = check_skill(raw, expected_name=expected, limits=limits, profile=profile)
+                if isinstance(loaded, skillguard.Skill):
+                    assert checked.errors == ()
+                    assert checked.skill == loaded
+                    assert isinstance(frontmatter_fields(raw, limits=limits), dict)
+                else:
+                    assert checked.skill is None
+                    first = checked.errors[0]
+                    assert (first.code, first.line, first.column) == loaded

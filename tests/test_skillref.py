@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+import pytest
+
 from skillguard._cli import main
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -70,6 +70,20 @@ def test_read_properties_wants_one_skill_folder(
     assert err.endswith("not one skill folder\n")
 
 
+def test_read_properties_says_why_a_path_is_no_skill_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    code, out, err = run(capsys, "read-properties", str(tmp_path / "loop"))
+    assert code == 1
+    assert out == ""
+    loop = tmp_path / "loop"
+    assert err.splitlines() == [
+        f"skillguard: {loop}: containment/symlink: the root is or passes through a symlink",
+        f"skillguard: {loop}: not one skill folder",
+    ]
+
+
 def test_to_prompt_lists_the_named_skills(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -107,3 +121,35 @@ def test_to_prompt_prints_nothing_when_any_skill_fails(
     assert code == 1
     assert out == ""
     assert "containment/symlink" in err
+
+
+@pytest.mark.parametrize("command", ["read-properties", "to-prompt"])
+@pytest.mark.parametrize("name", ["skill.md", "notes.md"])
+def test_a_file_not_named_skill_md_is_not_a_skill(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, name: str
+) -> None:
+    # No loader serves demo/skill.md, so the operator's listing must not offer it.
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / name).write_text("---\nname: demo\ndescription: d\n---\n")
+    code, out, err = run(capsys, command, str(tmp_path / "demo" / name))
+    assert code == 1
+    assert out == ""
+    assert err.endswith("not one skill folder\n")
+
+
+def test_to_prompt_refuses_two_skills_of_one_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for parent in ("a", "b"):
+        (tmp_path / parent / "demo").mkdir(parents=True)
+        (tmp_path / parent / "demo" / "SKILL.md").write_text(
+            f"---\nname: demo\ndescription: from {parent}\n---\n"
+        )
+    first, second = tmp_path / "a" / "demo", tmp_path / "b" / "demo"
+    for paths in ((first, second), (first, first / "SKILL.md")):
+        code, out, err = run(capsys, "to-prompt", *map(str, paths))
+        assert code == 1
+        assert out == ""
+        assert err == (
+            f"skillguard: {paths[1]}: a second skill named 'demo' (the first is {first})\n"
+        )

@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,23 @@ def test_t93_hostile_workspaces_give_results_or_skill_error(tree: Workspace) -> 
                     continue
 
 
+@settings(max_examples=200, deadline=None)
+@given(testing.hostile_workspaces())
+def test_hostile_workspaces_can_be_written_on_a_case_insensitive_file_system(
+    tree: Workspace,
+) -> None:
+    # macOS and Windows take "skill.md" and "SKILL.md" (and the NFC and NFD spellings of
+    # "cafe\u0301") for one name: no two entries of a tree, nor a folder and an entry
+    # beneath it, may meet there, or write_workspace refuses the tree on a host's Mac.
+    def key(path: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(unicodedata.normalize("NFD", part).casefold() for part in path)
+
+    files = [key(entry.path) for entry in tree.entries]
+    assert len(set(files)) == len(files)
+    folders = {path[:end] for path in files for end in range(1, len(path))}
+    assert not folders & set(files)
+
+
 # -- write_workspace writes only beneath its folder ------------------------------------
 
 
@@ -215,9 +233,26 @@ def test_t93_write_workspace_never_writes_through_a_link(tmp_path: Path) -> None
     (tmp_path / "ws" / "link").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(skillguard.SkillUsageError):
         write_workspace(Workspace((WorkspaceEntry("file", ("link", "x")),)), tmp_path / "ws")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(skillguard.SkillUsageError):
         write_workspace(Workspace((WorkspaceEntry("file", ("link",)),)), tmp_path / "ws")
     assert os.listdir(tmp_path / "elsewhere") == []
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        (WorkspaceEntry("file", ("a",)), WorkspaceEntry("fifo", ("a",))),
+        (WorkspaceEntry("file", ("a", "b")), WorkspaceEntry("file", ("a",))),
+        (WorkspaceEntry("hardlink", ("h",), target="nowhere"),),
+        (WorkspaceEntry("file", ("f",)), WorkspaceEntry("hardlink", ("h",), target="f/x")),
+    ],
+)
+def test_write_workspace_reports_a_tree_it_cannot_write_as_a_usage_error(
+    tmp_path: Path, entries: tuple[WorkspaceEntry, ...]
+) -> None:
+    # What its docstring promises: a typed error, never a bare OSError in a host's test.
+    with pytest.raises(skillguard.SkillUsageError):
+        write_workspace(Workspace(entries), tmp_path)
 
 
 def test_write_workspace_refuses_bad_arguments(tmp_path: Path) -> None:
@@ -226,6 +261,11 @@ def test_write_workspace_refuses_bad_arguments(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path)
     with pytest.raises(skillguard.SkillUsageError):
         write_workspace(Workspace(()), tmp_path / "link")
+    with pytest.raises(skillguard.SkillUsageError):
+        write_workspace(Workspace(()), tmp_path / "missing")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(skillguard.SkillUsageError):
+        write_workspace(Workspace(()), tmp_path / "file" / "below")
 
 
 # -- the host example ------------------------------------------------------------------

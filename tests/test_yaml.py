@@ -5,10 +5,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from ruamel.yaml.scanner import ScannerError
 
 from skillguard import FrozenMap, Limits, MalformedSkillError, Profile, SkillUsageError
 from skillguard._limits import DEFAULT_LIMITS
-from skillguard._yaml import Backend, KeyLines, default_backend, has_c_parser, load_document
+from skillguard._yaml import (
+    Backend,
+    KeyLines,
+    _syntax_error,
+    default_backend,
+    has_c_parser,
+    load_document,
+)
 
 if TYPE_CHECKING:
     from skillguard._model import YamlValue
@@ -232,3 +240,16 @@ def test_load_document_empty_documents() -> None:
     with pytest.raises(MalformedSkillError) as info:
         load_document(b"- a\n", DEFAULT_LIMITS, what="the registry", allow_empty=True)
     assert info.value.reason == "the registry must be a mapping"
+
+
+def test_a_hint_whose_context_differs_is_not_given() -> None:
+    # libyaml words a bad directive like a bad block scalar header; only the latter's
+    # context gets the block scalar hint (directives are refused before parsing, so the
+    # parser's own exception is built here).
+    exc = ScannerError(
+        context="while scanning a directive",
+        problem="did not find expected comment or line break",
+    )
+    error = _syntax_error(exc, 2, "the frontmatter")
+    assert error.reason == "the frontmatter is not valid YAML (ScannerError)"
+    assert (error.line, error.column) == (None, None)

@@ -367,11 +367,22 @@ def _warning_entries(
             entry = {"code": warning.code, "message": warning.message}
         if file is not None:
             entry["file"] = printed_path(file)
-        line = lines.get(warning.key) if warning.key is not None else None
+        line = lines.get(warning.key) if warning.key is not None else warning.line
         if line is not None:
             entry["line"] = line
+            if warning.key is None and warning.column is not None:
+                entry["column"] = warning.column
         entries.append(entry)
     return entries
+
+
+def _problem_entries(found: Found) -> list[dict[str, Any]]:
+    """The errors of a skill's folder, each pointing at its entry (a planted link, a
+    FIFO), which is what a reviewer sees in a pull request's diff."""
+    return [
+        _error_entry(problem, file)
+        for problem, file in zip(found.problems, found.problem_files, strict=True)
+    ]
 
 
 def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any]:
@@ -384,6 +395,7 @@ def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any
     }
     if found.error is not None:
         result["errors"].append(_error_entry(found.error, found.file))
+        result["errors"].extend(_problem_entries(found))
         return result
     assert found.raw is not None  # a Found holds either bytes or an error
     checked = check_skill(
@@ -394,7 +406,7 @@ def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any
         result["skill"] = checked.skill.name
         result["warnings"] = _warning_entries(checked.skill.warnings, found.file, checked.key_lines)
     # The whole folder: what a loader would refuse to serve fails the skill too.
-    result["errors"].extend(_error_entry(problem, None) for problem in found.problems)
+    result["errors"].extend(_problem_entries(found))
     result["warnings"].extend(
         {"code": note.code, "message": f"{note.path}: {note.reason}"} for note in found.notes
     )

@@ -10,7 +10,7 @@ Rules (threat-model.md T10, T15-T21):
 * A skill is a folder holding ``SKILL.md``; its folder name is its identifier and
   must equal the frontmatter ``name`` (``parse_skill(expected_name=...)``). A skill
   folder is not searched for nested skills. ``.git`` and ``node_modules`` are not
-  searched.
+  searched, but one that itself holds ``SKILL.md`` is read like any skill folder (T108).
 * Symlinks are refused everywhere, except a symlinked skill folder directly under a
   root whose target resolves inside one of ``trusted_link_targets``: that target
   becomes a ``SafeRoot`` of its own (with no further links), and a folder reached twice
@@ -347,17 +347,26 @@ def find_skill_folders(
         if isinstance(item, Skipped):
             if item.entry in ("dir", "link", "") or item.code == "too_many_entries":
                 yield item
+            elif _is_case_variant(item.path.rsplit("/", 1)[-1]):
+                # A FIFO or hard link named skill.md is a case variant all the same: a
+                # skill its author expects to be loaded, never passed by (T94).
+                yield _wrong_case(item.path, item.path.rsplit("/", 1)[-1])
             continue
         child = join_relative(location, item.name)
         if item.kind != "dir":
             # A folder reached here holds no SKILL.md (it would have been a hit), so a
             # case variant such as skill.md is a skill its author expects to be loaded
             # and that this loader never will: say so rather than pass it by (T94).
-            if item.name.casefold() == SKILL_FILE.casefold():
-                reason = f"{item.name!r} is not {SKILL_FILE!r}: the file name is case-sensitive"
-                yield Skipped(child, "wrong_case_skill_file", reason, "not_found", entry="file")
+            if _is_case_variant(item.name):
+                yield _wrong_case(child, item.name)
             continue
         if item.name in EXCLUDED_DIRS:
+            # A tooling folder is not searched, but one that holds a SKILL.md of its own
+            # is a skill folder that other tools load: it is checked like any other,
+            # never passed by in silence (T108).
+            hit = _try_skill(root, child, cap) if depth + 1 <= max_depth else None
+            if hit is not None:
+                yield hit
             continue
         if depth + 1 > max_depth:
             yield Skipped(child, "too_deep", f"deeper than {max_depth} levels", entry="dir")
@@ -376,6 +385,16 @@ def find_skill_folders(
             yield listed
         else:
             stack.append((child, depth + 1, listed))
+
+
+def _is_case_variant(name: str) -> bool:
+    """Whether *name* is ``SKILL.md`` spelled in another case, such as ``skill.md``."""
+    return name != SKILL_FILE and name.casefold() == SKILL_FILE.casefold()
+
+
+def _wrong_case(path: str, name: str) -> Skipped:
+    reason = f"{name!r} is not {SKILL_FILE!r}: the file name is case-sensitive"
+    return Skipped(path, "wrong_case_skill_file", reason, "not_found", entry="file")
 
 
 def _listing(root: SafeRoot, location: str, limits: Limits) -> Iterator[Entry | Skipped] | Skipped:

@@ -101,16 +101,26 @@ class Step:
 
 @attrs.frozen
 class SkillWarning:
-    """A deviation that was accepted, with a stable ``code`` and a non-secret message."""
+    """A deviation that was accepted, with a stable ``code`` and a non-secret message.
+
+    ``line`` and ``column`` (1-based, in the file) say where it is, when the warning is
+    about a place rather than a key: a hidden character in the body, for example.
+    """
 
     code: str
     message: str
     key: str | None = None
+    line: int | None = None
+    column: int | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        out = {"code": self.code, "message": self.message}
+    def as_dict(self) -> dict[str, str | int]:
+        out: dict[str, str | int] = {"code": self.code, "message": self.message}
         if self.key is not None:
             out["key"] = self.key
+        if self.line is not None:
+            out["line"] = self.line
+            if self.column is not None:
+                out["column"] = self.column
         return out
 
 

@@ -498,6 +498,8 @@ class _Fields:
             SkillWarning(
                 "hidden_character",
                 f"line {line}, column {column}: {what}; it is shown escaped to the model",
+                line=line,
+                column=column,
             )
         )
 
@@ -592,7 +594,11 @@ class _Fields:
         if not isinstance(value, FrozenMap):
             raise self.error("wrong_type", "'metadata' must be a mapping", "metadata")
         for meta_key, meta_value in value.items():
+            # A spec string field like any other (T8): a host that shows its author or
+            # version must not show a reviewer reordered or invisible text.
+            self.no_forbidden(meta_key, "metadata")
             if isinstance(meta_value, str):
+                self.no_forbidden(meta_value, "metadata")
                 continue
             message = f"'metadata' value for {safe_repr(meta_key)} must be a string"
             if not self.compat:

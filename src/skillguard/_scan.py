@@ -60,7 +60,9 @@ class Found:
     """A skill folder (or a PATH that should have been one) and what reading it gave.
 
     ``file`` is the path of the skill file read (``None`` when none was), which is
-    where an error's ``line`` and ``column`` point.
+    where an error's ``line`` and ``column`` point. ``raw`` and ``error`` are never
+    both set; ``problems`` (the rest of the folder) may accompany either, and
+    ``problem_files`` holds the path of the entry each problem is about, in step.
     """
 
     path: str
@@ -70,6 +72,7 @@ class Found:
     problems: tuple[SkillError, ...] = ()
     notes: tuple[Skipped, ...] = ()
     file: str | None = None
+    problem_files: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -78,8 +81,17 @@ class Scan:
     skipped: tuple[Skipped, ...]
 
 
+def _tidy(path: str) -> str:
+    """*path* without leading ``./``: git and GitHub name files from the repository's
+    top, and an annotation for ``./skills/x/SKILL.md`` is not shown on the pull
+    request's diff. The current folder itself stays ``.``."""
+    while path.startswith("./") and path.rstrip("/") != ".":
+        path = path[2:].lstrip("/") or "."
+    return path
+
+
 def _join(base: str, name: str) -> str:
-    return f"{base.rstrip('/')}/{name}" if name else base
+    return _tidy(f"{base.rstrip('/')}/{name}") if name else base
 
 
 def scan_for_skills(
@@ -150,19 +162,30 @@ def _found(
     folder = _folder_of(root, hit.location)
     shown = _join(base, hit.location)
     file = _join(shown, SKILL_FILE)
-    if hit.error is not None:
-        return Found(shown, folder, error=hit.error, file=file)
+    # The folder is checked even when its SKILL.md could not be read: a symlinked
+    # SKILL.md must not hide a link planted in scripts/ until the next run.
     problems, notes = _check_folder(root, hit.location, limits, skipped, shown)
-    return Found(shown, folder, raw=hit.raw, problems=problems, notes=notes, file=file)
+    return Found(
+        shown,
+        folder,
+        raw=hit.raw,
+        error=hit.error,
+        problems=tuple(error for error, _ in problems),
+        notes=notes,
+        file=file,
+        problem_files=tuple(entry for _, entry in problems),
+    )
 
 
 def _check_folder(
     root: SafeRoot, location: str, limits: Limits, skipped: list[Skipped], shown: str
-) -> tuple[tuple[SkillError, ...], tuple[Skipped, ...]]:
+) -> tuple[tuple[tuple[SkillError, str], ...], tuple[Skipped, ...]]:
+    """The problems of a skill's folder, each with the path of its entry (so that an
+    annotation points at a planted link, not at the folder), and its notes."""
     try:
         resources = list_resources(root, location, limits=limits)
     except SkillError as exc:  # the folder changed while it was being checked
-        return (exc,), ()
+        return ((exc, shown),), ()
     # A SKILL.md below a skill folder is a resource of that skill, not a skill of its
     # own: a loader never serves it as one. It is listed as skipped so that its author
     # learns why it is not checked, rather than seeing nothing at all (T94).
@@ -177,12 +200,15 @@ def _check_folder(
         for resource in resources.files
         if resource.path.endswith(f"/{SKILL_FILE}")
     )
-    problems: list[SkillError] = []
+    problems: list[tuple[SkillError, str]] = []
     notes: list[Skipped] = []
     for item in resources.skipped:
+        if item.path == SKILL_FILE:
+            continue  # SKILL.md's own refusal is the skill's error, reported once
         if item.code in FOLDER_PROBLEMS:
             error_type = SkillNotFoundError if item.kind == "not_found" else SkillContainmentError
-            problems.append(error_type(item.code, f"{item.path}: {item.reason}"))
+            problem = error_type(item.code, f"{item.path}: {item.reason}")
+            problems.append((problem, _join(shown, item.path)))
         else:
             notes.append(item)
     return tuple(problems), tuple(notes)
@@ -223,7 +249,7 @@ def _report(
         cut = SkillContainmentError("too_many_entries", item.reason)
         found.append(Found(folder, _folder_of(root, item.path), error=cut))
         return
-    if item.code in ("bad_name", "unreadable") or (
+    if item.code in ("bad_name", "hidden_character", "unreadable") or (
         item.entry == "dir"
         and item.code
         in (
@@ -237,19 +263,22 @@ def _report(
     skipped.append(attrs.evolve(item, path=shown))
 
 
-def _read_given_file(path: str, limits: Limits) -> Scan:
-    parent, filename = split_operator_path(path)
+def _read_given_file(given: str, limits: Limits) -> Scan:
+    parent, filename = split_operator_path(given)
     folder = split_operator_path(parent)[1] or None
+    path = _tidy(given)
     if path.endswith("/"):
-        error: SkillError = SkillContainmentError(
+        not_folder = SkillContainmentError(
             "not_a_directory", "the path ends with '/' but is not a folder"
         )
-        return Scan((Found(path, folder, error=error),), ())
+        return Scan((Found(path, folder, error=not_folder),), ())
     try:
         root = SafeRoot(parent)
     except SkillError as exc:
         return Scan((Found(path, folder, error=exc),), ())
     with root:
+        raw: bytes | None = None
+        error: SkillError | None = None
         try:
             raw = root.read_file(filename, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
         except SkillNotFoundError as exc:
@@ -258,10 +287,20 @@ def _read_given_file(path: str, limits: Limits) -> Scan:
                 return Scan((Found(path, None, error=exc),), ())
             return Scan((Found(path, folder, error=exc),), ())
         except SkillError as exc:
-            return Scan((Found(path, folder, error=exc, file=path),), ())
+            error = exc
         if filename != SKILL_FILE:
-            return Scan((Found(path, folder, raw=raw, file=path),), ())
+            return Scan((Found(path, folder, raw=raw, error=error, file=path),), ())
+        # A refused SKILL.md does not stop the check of the rest of its folder.
         skipped: list[Skipped] = []
         problems, notes = _check_folder(root, "", limits, skipped, parent)
-    found = Found(path, folder, raw=raw, problems=problems, notes=notes, file=path)
+    found = Found(
+        path,
+        folder,
+        raw=raw,
+        error=error,
+        problems=tuple(problem for problem, _ in problems),
+        notes=notes,
+        file=path,
+        problem_files=tuple(entry for _, entry in problems),
+    )
     return Scan((found,), tuple(skipped))

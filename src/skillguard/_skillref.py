@@ -12,7 +12,7 @@ partial listing for a whole one.
   lists and mappings as JSON arrays and objects.
 - ``to-prompt PATH...``: the ``<available_skills>`` block of ``_render.catalog_xml``,
   escaped like the catalog (threat-model.md T13, T29), with no policy: it is the
-  operator's own listing of skills the operator named.
+  operator's own listing of skills the operator named, each name once.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._fs import display_path
+from ._fs import SKILL_FILE, display_path, split_operator_path
 from ._limits import DEFAULT_LIMITS
 from ._model import FrozenMap
 from ._parse import check_skill, frontmatter_fields
@@ -61,16 +61,21 @@ def _one_skill(path: str, profile: Profile, err: TextIO) -> tuple[Skill, Found] 
         errors.extend(checked.errors)
         skill = checked.skill
     errors.extend(found.problems)
-    if len(scan.found) != 1 or found.folder is None:
+    if len(scan.found) == 1:
+        # Why PATH is no skill (a symlink loop, nothing there) comes before the verdict.
+        for error in errors:
+            assert error is not None
+            where = "" if error.line is None else f"line {error.line}: "
+            err.write(
+                f"skillguard: {terminal_line(display_path(found.path))}: "
+                f"{error.kind}/{error.code}: {where}{terminal_line(error.reason)}\n"
+            )
+    # A file by another name (notes.md, a case variant skill.md) is no skill that any
+    # loader serves, so it is neither listed nor read as one.
+    named = found.file is None or split_operator_path(found.file)[1] == SKILL_FILE
+    if len(scan.found) != 1 or found.folder is None or not named:
         err.write(f"skillguard: {terminal_line(display_path(path))}: not one skill folder\n")
         return None
-    for error in errors:
-        assert error is not None
-        where = "" if error.line is None else f"line {error.line}: "
-        err.write(
-            f"skillguard: {terminal_line(display_path(found.path))}: "
-            f"{error.kind}/{error.code}: {where}{terminal_line(error.reason)}\n"
-        )
     if errors or skill is None:
         return None
     return skill, found
@@ -91,6 +96,7 @@ def run_read_properties(args: argparse.Namespace, out: TextIO, err: TextIO) -> i
 def run_to_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     entries = []
     failed = False
+    first_path: dict[str, str] = {}
     for path in args.paths:
         read = _one_skill(path, args.profile, err)
         if read is None:
@@ -98,6 +104,16 @@ def run_to_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             continue
         skill, found = read
         assert found.file is not None  # a checked skill was read from its file
+        # A model picks a skill by name: two entries of one name (the same folder named
+        # twice, or two folders) would leave it to guess which one is meant.
+        if skill.name in first_path:
+            err.write(
+                f"skillguard: {terminal_line(display_path(path))}: a second skill named "
+                f"{skill.name!r} (the first is {terminal_line(first_path[skill.name])})\n"
+            )
+            failed = True
+            continue
+        first_path[skill.name] = display_path(path)
         location = display_path(str(Path(found.file).absolute()))
         entries.append((skill.name, skill.description, location, "operator"))
     if failed:

@@ -42,6 +42,7 @@ import contextlib
 import json
 import os
 import stat
+import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -469,6 +470,13 @@ entry_names: st.SearchStrategy[str] = st.one_of(
     ).filter(lambda n: n not in (".", "..")),
 ).filter(lambda n: len(n.encode("utf-8")) <= 255)
 
+
+def _name_key(name: str) -> str:
+    """The name as a case-insensitive file system that normalizes Unicode (macOS's
+    APFS, Windows' NTFS) compares it: two names with one key are one entry there."""
+    return unicodedata.normalize("NFD", name).casefold()
+
+
 _link_targets = st.one_of(
     st.sampled_from(["/", "/etc", "/etc/passwd", "..", "../..", "../../..", "nowhere", "."]),
     names,
@@ -503,7 +511,16 @@ def _skill_folder(draw: st.DrawFn, name: str, others: list[str]) -> list[Workspa
         # A second name for a file that exists elsewhere in the tree.
         other = draw(st.sampled_from(others))
         entries.append(WorkspaceEntry("hardlink", md, target=f"{other}/SKILL.md"))
-    extras = draw(st.lists(entry_names.filter(lambda n: n != "SKILL.md"), max_size=3, unique=True))
+    # Names unique as a case-insensitive file system sees them, so that a tree written
+    # on macOS holds every entry that was drawn: skill.md beside SKILL.md is one file
+    # there, so no case variant of SKILL.md is drawn beside it.
+    extras = draw(
+        st.lists(
+            entry_names.filter(lambda n: _name_key(n) != _name_key("SKILL.md")),
+            max_size=3,
+            unique_by=_name_key,
+        )
+    )
     for extra in extras:
         kind = draw(st.sampled_from(["file", "dir", "symlink", "fifo"]))
         path = (*base, extra)
@@ -529,7 +546,9 @@ def hostile_workspaces(draw: st.DrawFn, max_entries: int = 6) -> Workspace:
     """
     # Half the names are valid skill names, so that many skills parse and get served.
     tops = draw(
-        st.lists(st.one_of(names, entry_names), min_size=1, max_size=max_entries, unique=True)
+        st.lists(
+            st.one_of(names, entry_names), min_size=1, max_size=max_entries, unique_by=_name_key
+        )
     )
     entries: list[WorkspaceEntry] = []
     skills: list[str] = []
@@ -594,38 +613,61 @@ def write_workspace(tree: Workspace, folder: Path) -> None:
     """Write *tree* beneath *folder* (which must be an existing, real folder).
 
     Folders and files come first, then hard links, then symlinks, so nothing is ever
-    written through a link. Every entry is created only beneath *folder*; an entry that
-    already exists, or a name that is not one path component, is ``SkillUsageError``.
+    written through a link. Every entry is created only beneath *folder*; a missing
+    *folder*, an entry that already exists (two entries of the tree whose names a
+    case-insensitive file system takes for one, too), a hard link to no file of the
+    tree, or a name that is not one path component, is ``SkillUsageError``.
     """
     if not isinstance(tree, Workspace):
         raise SkillUsageError("bad_argument", "tree must be a Workspace")
     root = Path(folder)
-    if not stat.S_ISDIR(os.lstat(root).st_mode):
+    try:
+        is_folder = stat.S_ISDIR(os.lstat(root).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        is_folder = False
+    if not is_folder:
         raise SkillUsageError("bad_argument", "folder must be an existing folder, not a link")
     for entry in tree.entries:
         for part in entry.path:
             _check_component(part)
     order = {"dir": 0, "file": 0, "sparse": 0, "fifo": 0, "hardlink": 1, "symlink": 2}
-    for entry in sorted(tree.entries, key=lambda e: order[e.kind]):
-        parent = _make_parents(root, entry.path[:-1])
-        path = parent / entry.path[-1]
-        if entry.kind == "dir":
-            _make_parents(parent, entry.path[-1:])
-        elif entry.kind in ("file", "sparse"):
-            fd = _create(path)
-            try:
-                os.write(fd, entry.content)
-                if entry.kind == "sparse":
-                    # Extend without writing: the file reports its size and uses no disk.
-                    os.ftruncate(fd, entry.size)
-            finally:
-                os.close(fd)
-        elif entry.kind == "fifo":
-            os.mkfifo(path, 0o644)
-        elif entry.kind == "hardlink":
-            source = entry.target.split("/")
-            for part in source:
-                _check_component(part)
-            os.link(root.joinpath(*source), path, follow_symlinks=False)
-        else:
-            os.symlink(entry.target, path)
+    try:
+        for entry in sorted(tree.entries, key=lambda e: order[e.kind]):
+            _write_entry(root, entry)
+    except FileExistsError:
+        # Two entries of one tree, or an entry and what the folder already held (on a
+        # case-insensitive file system, skill.md and SKILL.md are one name).
+        raise SkillUsageError(
+            "bad_argument", "a workspace entry already exists; nothing is overwritten"
+        ) from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise SkillUsageError(
+            "bad_argument",
+            "a hard link's target is not a file of the tree, or the "
+            "folder was removed while the tree was written",
+        ) from None
+
+
+def _write_entry(root: Path, entry: WorkspaceEntry) -> None:
+    parent = _make_parents(root, entry.path[:-1])
+    path = parent / entry.path[-1]
+    if entry.kind == "dir":
+        _make_parents(parent, entry.path[-1:])
+    elif entry.kind in ("file", "sparse"):
+        fd = _create(path)
+        try:
+            os.write(fd, entry.content)
+            if entry.kind == "sparse":
+                # Extend without writing: the file reports its size and uses no disk.
+                os.ftruncate(fd, entry.size)
+        finally:
+            os.close(fd)
+    elif entry.kind == "fifo":
+        os.mkfifo(path, 0o644)
+    elif entry.kind == "hardlink":
+        source = entry.target.split("/")
+        for part in source:
+            _check_component(part)
+        os.link(root.joinpath(*source), path, follow_symlinks=False)
+    else:
+        os.symlink(entry.target, path)
