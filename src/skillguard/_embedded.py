@@ -12,15 +12,8 @@ import importlib.resources
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ._discover import SkillRoots
-from ._errors import (
-    MalformedSkillError,
-    SkillContainmentError,
-    SkillError,
-    SkillInputError,
-    SkillNotFoundError,
-    SkillUsageError,
-)
+from ._discover import _RESOURCE_SLOTS, SkillRoots
+from ._errors import SkillNotFoundError, SkillUsageError, input_error
 from ._fs import display_path
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import Skill
@@ -34,8 +27,6 @@ if TYPE_CHECKING:
     from ._model import Profile
 
 __all__ = ["EmbeddedSkills"]
-
-_SLOTS = ("scripts", "references", "assets")
 
 
 class EmbeddedSkills:
@@ -82,7 +73,7 @@ class EmbeddedSkills:
         # The slot folders of each skill, empty ones included; without the folders'
         # own listing, the slots its files are in.
         self._slots = {
-            name: tuple(slot for slot in _SLOTS if slot in set(folders))
+            name: tuple(slot for slot in _RESOURCE_SLOTS if slot in set(folders))
             for name, folders in (slots or {}).items()
         }
 
@@ -99,7 +90,7 @@ class EmbeddedSkills:
         with SkillRoots([path], limits=limits, profile=profile, namespaces=namespaces) as roots:
             found = roots.discover()
             for skipped in found.skipped:
-                raise _embedded_error(skipped.kind, skipped.code, skipped.reason)
+                raise input_error(skipped.kind, skipped.code, f"embedded skill: {skipped.reason}")
             skills = {meta.name: roots.load(meta.name) for meta in found.skills}
             listings = {name: roots.resources(name) for name in skills}
             resources = {
@@ -142,7 +133,9 @@ class EmbeddedSkills:
             )
             skills[skill.name] = skill
             resources[skill.name] = dict(_package_files(entry, ""))
-            slots[skill.name] = tuple(slot for slot in _SLOTS if entry.joinpath(slot).is_dir())
+            slots[skill.name] = tuple(
+                slot for slot in _RESOURCE_SLOTS if entry.joinpath(slot).is_dir()
+            )
         return cls(skills, resources, origin=f"{package}:{folder}", slots=slots)
 
     def names(self) -> frozenset[str]:
@@ -167,7 +160,7 @@ class EmbeddedSkills:
         if known is not None:
             return known
         folders = {path.split("/", 1)[0] for path in self.resources(name) if "/" in path}
-        return tuple(slot for slot in _SLOTS if slot in folders)
+        return tuple(slot for slot in _RESOURCE_SLOTS if slot in folders)
 
     def read_resource(self, name: str, path: str) -> bytes:
         """One file of the embedded skill *name*. Raises ``SkillUsageError`` for a path
@@ -178,18 +171,6 @@ class EmbeddedSkills:
         if data is None:
             raise SkillNotFoundError("missing", "no such resource in the embedded skill", name=name)
         return data
-
-
-_ERROR_BY_KIND: dict[str, type[SkillError]] = {
-    "malformed": MalformedSkillError,
-    "containment": SkillContainmentError,
-    "not_found": SkillNotFoundError,
-}
-
-
-def _embedded_error(kind: str, code: str, reason: str) -> SkillError:
-    """The typed error of an embedded entry that could not be taken: the host's bug."""
-    return _ERROR_BY_KIND.get(kind, SkillInputError)(code, f"embedded skill: {reason}")
 
 
 def _package_files(folder: Traversable, prefix: str, depth: int = 0) -> list[tuple[str, bytes]]:

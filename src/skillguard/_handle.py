@@ -286,14 +286,11 @@ class AgentSkills:
             candidates.append((meta.name, meta.description, source, meta.sha256))
         key = tuple(candidates)
         registry = loader.registry.keywords if loader.registry is not None else {}
-        with loader._lock:  # noqa: SLF001
-            cached = loader._indexes.get(self.agent)  # noqa: SLF001
-        if cached is not None and cached[0] == key:
-            index = cached[1]
-        else:
-            index = SelectionIndex(((name, text) for name, text, _, _ in candidates), registry)
-            with loader._lock:  # noqa: SLF001
-                loader._indexes[self.agent] = (key, index)  # noqa: SLF001
+        index = loader._selection_index(  # noqa: SLF001
+            self.agent,
+            key,
+            lambda: SelectionIndex(((name, text) for name, text, _, _ in candidates), registry),
+        )
         names = {name for name, _, _, _ in candidates}
         warnings = tuple(
             f"the registry names {name!r}, which this agent cannot select: ignored"
@@ -586,22 +583,8 @@ class AgentSkills:
         loader = self._loader
         snapshot = issued.served.snapshot
         key = (id(asyncio.get_running_loop()), self.agent, snapshot.skill.name, snapshot.digest)
-        evicted: list[_Issued] = []
-        with loader._lock:  # noqa: SLF001
-            found = loader._inflight.get(key)  # noqa: SLF001
-            starter = found is None
-            if found is None:
-                flight = _Flight(issued.request.request_id, self.agent, issued.served, issued.cost)
-                admitted = loader._admit_flight(flight, evicted)  # noqa: SLF001
-                if admitted:
-                    loader._inflight[key] = flight  # noqa: SLF001
-                    flight.waiters += 1
-            else:
-                flight, admitted = found, True
-                flight.waiters += 1
-                issued.served = flight.served  # this call's own snapshot can go
-        loader._audit_evicted(evicted)  # noqa: SLF001
-        if not admitted:
+        joined = loader._join_flight(key, issued)  # noqa: SLF001
+        if joined is None:
             error = ApprovalDeniedError(
                 "too_many_pending",
                 "this agent has too many loads waiting for an approver",
@@ -610,11 +593,12 @@ class AgentSkills:
             )
             self._deny("load_denied", snapshot.skill.name, error)
             raise error
+        flight, starter = joined
         if starter:
             # The approver is called outside the lock, a sync one in a worker thread:
             # a human at a console blocks neither the loader nor this event loop.
             flight.task = asyncio.ensure_future(self._call_approver(issued.request, flight))
-            flight.task.add_done_callback(lambda _: self._land(key, flight))
+            flight.task.add_done_callback(lambda _: loader._land_flight(key, flight))  # noqa: SLF001
         task = flight.task
         assert task is not None  # set by the starter before this loop ran anything
         try:
@@ -633,15 +617,7 @@ class AgentSkills:
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
             answer = None
         finally:
-            with loader._lock:  # noqa: SLF001
-                flight.waiters -= 1
-                orphaned = flight.waiters == 0 and not task.done()
-                if orphaned:
-                    flight.cancelling = True
-                    if loader._inflight.get(key) is flight:  # noqa: SLF001
-                        del loader._inflight[key]  # noqa: SLF001
-                    loader._release_flight(flight)  # noqa: SLF001
-            if orphaned:
+            if loader._leave_flight(key, flight):  # noqa: SLF001
                 task.cancel()  # nobody waits for this prompt any more
         return answer, None if starter else flight.request_id
 
@@ -664,14 +640,6 @@ class AgentSkills:
                 raise
             return None
         return answer
-
-    def _land(self, key: tuple[int, str, str, str], flight: _Flight) -> None:
-        """A decided approval is not reused by later calls: they ask again."""
-        loader = self._loader
-        with loader._lock:  # noqa: SLF001
-            if loader._inflight.get(key) is flight:  # noqa: SLF001
-                del loader._inflight[key]  # noqa: SLF001
-            loader._release_flight(flight)  # noqa: SLF001
 
     def _outcome(self, issued: _Issued, event: str, code: str, reason: str) -> None:
         self._record(event, issued.request, decision="deny", code=code, reason=reason)

@@ -42,8 +42,8 @@ from ._approval import (
 )
 from ._audit import AuditLog, Auditor
 from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
-from ._embedded import _ERROR_BY_KIND, EmbeddedSkills
-from ._errors import SkillInputError, SkillNotFoundError, SkillUsageError, safe_repr
+from ._embedded import EmbeddedSkills
+from ._errors import SkillInputError, SkillNotFoundError, SkillUsageError, input_error, safe_repr
 from ._limits import DEFAULT_LIMITS, Limits
 from ._select import SelectionIndex, SelectionRegistry
 from ._served import PreparedLoad, Source, _Served
@@ -63,6 +63,8 @@ if TYPE_CHECKING:
 __all__ = ["Loader", "UnknownSkillError"]
 
 _PROFILES = ("strict", "compat")
+# An approver call that concurrent aload calls share: (event loop, agent, skill, digest).
+_FlightKey = tuple[int, str, str, str]
 _SKIPS_SHOWN = 5  # entries named in one aggregated skip record
 
 
@@ -215,7 +217,7 @@ class Loader:
         self._approved: dict[tuple[str, str], _Served] = {}
         self._approved_digests: dict[tuple[str, str], set[str]] = {}
         self._approved_sha: dict[str, set[str]] = {}
-        self._inflight: dict[tuple[int, str, str, str], _Flight] = {}
+        self._inflight: dict[_FlightKey, _Flight] = {}
         # Loads waiting for an approver, per agent: counted in the pending bounds too.
         self._inflight_count: Counter[str] = Counter()
         self._inflight_bytes: Counter[str] = Counter()
@@ -328,9 +330,7 @@ class Loader:
                 return "workspace"
             failed = self._workspace_failed.get(name)
             if failed is not None:  # the skill is there, and broken: say so
-                raise _ERROR_BY_KIND[failed.kind](
-                    failed.code, failed.reason, name=name, agent=agent
-                )
+                raise input_error(failed.kind, failed.code, failed.reason, name=name, agent=agent)
         raise SkillNotFoundError(
             "missing", "the skill is authorized but no source has it", name=name, agent=agent
         )
@@ -459,6 +459,50 @@ class Loader:
             else:
                 return not (agent_over or total_over)
 
+    # In-flight approvals (aload) ----------------------------------------------------
+
+    def _join_flight(self, key: _FlightKey, issued: _Issued) -> tuple[_Flight, bool] | None:
+        """The approver call that the ``aload`` of *issued* waits for, and whether this
+        load starts it; ``None`` when its agent has no room for one more waiting load
+        (pending requests are evicted first, and audited). A load that joins is served
+        the first one's snapshot, so that its own can go."""
+        evicted: list[_Issued] = []
+        with self._lock:
+            flight = self._inflight.get(key)
+            starter = flight is None
+            if flight is None:
+                flight = _Flight(
+                    issued.request.request_id, issued.prepared.agent, issued.served, issued.cost
+                )
+                if self._admit_flight(flight, evicted):
+                    self._inflight[key] = flight
+                else:
+                    flight = None
+            else:
+                issued.served = flight.served
+            if flight is not None:
+                flight.waiters += 1
+        self._audit_evicted(evicted)
+        return None if flight is None else (flight, starter)
+
+    def _leave_flight(self, key: _FlightKey, flight: _Flight) -> bool:
+        """One load stops waiting for *flight*. If it was the last one and the approver
+        has not answered, the flight is dropped and uncounted, and ``True`` tells the
+        caller to cancel the approver call: nobody waits for that prompt any more."""
+        with self._lock:
+            flight.waiters -= 1
+            orphaned = flight.waiters == 0 and flight.task is not None and not flight.task.done()
+            if orphaned:
+                flight.cancelling = True
+                self._drop_flight(key, flight)
+        return orphaned
+
+    def _land_flight(self, key: _FlightKey, flight: _Flight) -> None:
+        """The approver answered: a decided approval is not reused by later calls, which
+        ask again."""
+        with self._lock:
+            self._drop_flight(key, flight)
+
     def _admit_flight(self, flight: _Flight, evicted: list[_Issued]) -> bool:
         """Count a load that will wait for an approver in its agent's bounds, if it fits
         (pending requests are evicted to make room). Under the lock."""
@@ -468,8 +512,10 @@ class Loader:
         self._inflight_bytes[flight.agent] += flight.cost
         return True
 
-    def _release_flight(self, flight: _Flight) -> None:
-        """Uncount a decided or abandoned wait (once). Under the lock."""
+    def _drop_flight(self, key: _FlightKey, flight: _Flight) -> None:
+        """Forget *flight* and uncount it, once. Under the lock."""
+        if self._inflight.get(key) is flight:
+            del self._inflight[key]
         if flight.released:
             return
         flight.released = True
@@ -478,6 +524,8 @@ class Loader:
         if not self._inflight_count[flight.agent]:
             del self._inflight_count[flight.agent]
             del self._inflight_bytes[flight.agent]
+
+    # Pending approvals ----------------------------------------------------------------
 
     def _audit_evicted(self, evicted: list[_Issued]) -> None:
         for gone in evicted:
@@ -537,6 +585,20 @@ class Loader:
     def _approved_snapshot(self, agent: str, name: str) -> _Served | None:
         with self._lock:
             return self._approved.get((agent, name))
+
+    def _selection_index(
+        self, agent: str, key: object, build: Callable[[], SelectionIndex]
+    ) -> SelectionIndex:
+        """The selection index of *agent*'s candidates *key*, built (outside the lock)
+        only when what the agent may select changed."""
+        with self._lock:
+            cached = self._indexes.get(agent)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        index = build()
+        with self._lock:
+            self._indexes[agent] = (key, index)
+        return index
 
     def _catalog_changed(self, agent: str, digest: str) -> bool:
         with self._lock:
