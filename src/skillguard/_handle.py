@@ -527,11 +527,12 @@ class AgentSkills:
     async def aload(
         self, target: str | PreparedLoad, *, timeout: float | None = None
     ) -> LoadedSkill:
-        """``load`` for asyncio swarms: awaits an async approver, at most *timeout*
-        seconds (default: the loader's ``approval_timeout``). Concurrent calls for the
-        same agent and snapshot share one approver call. Raises what ``load`` raises,
-        ``ApprovalDeniedError`` (``timed_out``); a cancelled call is audited and
-        re-raises ``CancelledError``."""
+        """``load`` for asyncio swarms: awaits an async approver (a sync one answers in
+        a thread of its own), at most *timeout* seconds (default: the loader's
+        ``approval_timeout``). Concurrent calls for the same agent and snapshot share one
+        approver call. Raises what ``load`` raises, ``ApprovalDeniedError``
+        (``timed_out``, ``too_many_pending``, ``too_many_abandoned``); a cancelled call
+        is audited and re-raises ``CancelledError``."""
         return await self._aload(target, timeout=timeout, by_user=False)
 
     def user_invoke(self, target: str | PreparedLoad) -> LoadedSkill:
@@ -582,23 +583,16 @@ class AgentSkills:
         one snapshot alive, counted in the agent's pending bounds until decided."""
         loader = self._loader
         snapshot = issued.served.snapshot
-        key = (id(asyncio.get_running_loop()), self.agent, snapshot.skill.name, snapshot.digest)
-        joined = loader._join_flight(key, issued)  # noqa: SLF001
-        if joined is None:
-            error = ApprovalDeniedError(
-                "too_many_pending",
-                "this agent has too many loads waiting for an approver",
-                name=snapshot.skill.name,
-                agent=self.agent,
-            )
-            self._deny("load_denied", snapshot.skill.name, error)
-            raise error
+        joined = loader._join_flight(issued)  # noqa: SLF001
+        if isinstance(joined, SkillError):
+            self._deny("load_denied", snapshot.skill.name, joined)
+            raise joined
         flight, starter = joined
         if starter:
             # The approver is called outside the lock, a sync one in a worker thread:
             # a human at a console blocks neither the loader nor this event loop.
             flight.task = asyncio.ensure_future(self._call_approver(issued.request, flight))
-            flight.task.add_done_callback(lambda _: loader._land_flight(key, flight))  # noqa: SLF001
+            flight.task.add_done_callback(lambda _: loader._land_flight(flight))  # noqa: SLF001
         task = flight.task
         assert task is not None  # set by the starter before this loop ran anything
         try:
@@ -617,22 +611,25 @@ class AgentSkills:
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
             answer = None
         finally:
-            if loader._leave_flight(key, flight):  # noqa: SLF001
+            # A loop closed under this load resumes nothing: its flight is dropped by the
+            # next prepare or aload (T113), and this frame, closed when it is collected,
+            # must neither take the loader's lock (a collection may run while it is held)
+            # nor touch the closed loop.
+            if not flight.loop.is_closed() and loader._leave_flight(flight):  # noqa: SLF001
                 task.cancel()  # nobody waits for this prompt any more
-        return answer, None if starter else flight.request_id
+        return answer, None if starter else flight.request.request_id
 
     async def _call_approver(self, request: ApprovalRequest, flight: _Flight) -> object:
         """The approver's answer: a coroutine function is called here, anything else in
-        the loop's default executor; an awaitable answer is awaited. The approver's own
-        cancellation (its UI gave up) is no answer, not this caller's cancellation."""
-        approver = self._loader.approver
+        a thread of its own (``Loader._ask_in_thread``); an awaitable answer is awaited.
+        The approver's own cancellation (its UI gave up) is no answer, not this caller's
+        cancellation."""
+        loader = self._loader
         try:
-            if inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
-                getattr(approver, "__call__", None)  # noqa: B004 - an instance's async __call__
-            ):
+            if loader._async_approver:  # noqa: SLF001
                 answer = self._ask(request)
             else:
-                answer = await asyncio.get_running_loop().run_in_executor(None, self._ask, request)
+                answer = await loader._ask_in_thread(flight, lambda: self._ask(request))  # noqa: SLF001
             if inspect.isawaitable(answer):
                 answer = await answer
         except asyncio.CancelledError:

@@ -1,4 +1,4 @@
-"""The Loader: the one holder of a swarm's skill state, which every agent's handle decides from.
+"""The Loader: where a swarm's skill state lives, and what every agent's handle decides from.
 
 A ``Loader`` holds the policy, the embedded skills, the workspace roots (discovered once,
 at construction: where each skill is, and why each folder not taken was refused), the
@@ -9,7 +9,9 @@ approvals' bookkeeping:
 - pending approvals (``prepare`` receipts not yet redeemed), bounded per agent by count
   and bytes and in total, the flooding agent's oldest evicted first and audited (T36);
 - in-flight approvals: the one approver call that concurrent ``aload`` calls of one
-  snapshot share, counted in the same bounds until it is decided (T36, T37);
+  snapshot share, counted in the same bounds until it is decided (T36, T37); a sync
+  approver answers in a daemon thread of its own, and the threads nobody waits for any
+  more are capped (T112); a call whose event loop was closed is dropped (T113);
 - the snapshots approved per agent, and the ``SKILL.md`` hashes a human approved, which
   decide whether a catalog may show a workspace skill's description (T34).
 
@@ -22,6 +24,9 @@ the guards here stop mistakes and confused deputies, not a hostile in-process ca
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
 import math
 import threading
 from collections import Counter, OrderedDict
@@ -36,11 +41,12 @@ from ._approval import (
     ApprovalRequest,
     Approver,
     AsyncApprover,
+    Decision,
     PinningApprover,
     TrustStore,
     deny_all,
 )
-from ._audit import AuditLog, Auditor
+from ._audit import AuditError, AuditLog, Auditor
 from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
 from ._embedded import EmbeddedSkills
 from ._errors import SkillInputError, SkillNotFoundError, SkillUsageError, input_error, safe_repr
@@ -50,7 +56,6 @@ from ._served import PreparedLoad, Source, _Served
 from ._snapshot import take_snapshot
 
 if TYPE_CHECKING:
-    import asyncio
     import os
     from collections.abc import Callable, Sequence
     from types import TracebackType
@@ -99,16 +104,25 @@ class _Issued:
 @attrs.define(eq=False)
 class _Flight:
     """One approver call that concurrent ``aload`` calls of one snapshot share, with the
-    one snapshot they are all served (the same digest is the same bytes)."""
+    one snapshot they are all served (the same digest is the same bytes), and the event
+    loop they wait in. Holding the loop keeps its id, in the key, from being reused."""
 
-    request_id: str
-    agent: str
+    key: _FlightKey
+    request: ApprovalRequest
     served: _Served
     cost: int
+    loop: asyncio.AbstractEventLoop
     task: asyncio.Future[Any] | None = None
     waiters: int = 0
     cancelling: bool = False
     released: bool = False
+    # A sync approver runs in a thread of its own: whether it still runs (once nobody
+    # waits for its answer any more, the flight is in ``Loader._abandoned``).
+    thread_running: bool = False
+
+    @property
+    def agent(self) -> str:
+        return self.request.agent
 
 
 def _check_timeout(value: object, what: str) -> float | None:
@@ -221,6 +235,12 @@ class Loader:
         # Loads waiting for an approver, per agent: counted in the pending bounds too.
         self._inflight_count: Counter[str] = Counter()
         self._inflight_bytes: Counter[str] = Counter()
+        # A sync approver under aload runs in a thread, which cannot be killed: the
+        # threads nobody waits for any more, until their human answers (T112).
+        self._abandoned: set[_Flight] = set()
+        self._async_approver = inspect.iscoroutinefunction(approver) or (
+            inspect.iscoroutinefunction(getattr(approver, "__call__", None))  # noqa: B004
+        )
         self._catalog_seen: dict[str, str] = {}
         self._bind_tokens: dict[str, object] = {}
         # agent -> (the candidates an index was built for, the index): rebuilt only
@@ -419,10 +439,12 @@ class Loader:
         agent = issued.prepared.agent
         evicted: list[_Issued] = []
         with self._lock:
+            swept = self._sweep_closed_loops()
             queue = self._pending.setdefault(agent, OrderedDict())
             queue[issued.request.request_id] = issued
             self._pending_bytes[agent] += issued.cost
             self._make_room(agent, 0, 0, evicted)
+        self._audit_swept(swept)
         self._audit_evicted(evicted)
         if any(gone is issued for gone in evicted):
             # No room even for this one (the agent's share is held by loads waiting for
@@ -461,47 +483,191 @@ class Loader:
 
     # In-flight approvals (aload) ----------------------------------------------------
 
-    def _join_flight(self, key: _FlightKey, issued: _Issued) -> tuple[_Flight, bool] | None:
+    def _join_flight(self, issued: _Issued) -> tuple[_Flight, bool] | ApprovalDeniedError:
         """The approver call that the ``aload`` of *issued* waits for, and whether this
-        load starts it; ``None`` when its agent has no room for one more waiting load
-        (pending requests are evicted first, and audited). A load that joins is served
-        the first one's snapshot, so that its own can go."""
+        load starts it; or why it may not wait: its agent has no room left (pending
+        requests are evicted first, and audited), or a sync approver would need one more
+        thread while ``max_abandoned_approvers`` threads already wait for a human who
+        stopped answering. A load that joins is served the first one's snapshot, so that
+        its own can go."""
+        loop = asyncio.get_running_loop()
+        snapshot = issued.served.snapshot
+        key = (id(loop), issued.prepared.agent, snapshot.skill.name, snapshot.digest)
         evicted: list[_Issued] = []
+        refusal: ApprovalDeniedError | None = None
         with self._lock:
+            swept = self._sweep_closed_loops()
             flight = self._inflight.get(key)
             starter = flight is None
-            if flight is None:
-                flight = _Flight(
-                    issued.request.request_id, issued.prepared.agent, issued.served, issued.cost
+            if flight is not None:
+                issued.served = flight.served
+                flight.waiters += 1
+            elif (
+                not self._async_approver
+                and len(self._abandoned) >= self.limits.max_abandoned_approvers
+            ):
+                refusal = ApprovalDeniedError(
+                    "too_many_abandoned",
+                    f"{len(self._abandoned)} approver calls nobody waits for still wait for "
+                    "an answer",
+                    name=snapshot.skill.name,
+                    agent=issued.prepared.agent,
                 )
+            else:
+                flight = _Flight(key, issued.request, issued.served, issued.cost, loop)
                 if self._admit_flight(flight, evicted):
                     self._inflight[key] = flight
+                    flight.waiters += 1
                 else:
-                    flight = None
-            else:
-                issued.served = flight.served
-            if flight is not None:
-                flight.waiters += 1
+                    refusal = ApprovalDeniedError(
+                        "too_many_pending",
+                        "this agent has too many loads waiting for an approver",
+                        name=snapshot.skill.name,
+                        agent=issued.prepared.agent,
+                    )
+        self._audit_swept(swept)
         self._audit_evicted(evicted)
-        return None if flight is None else (flight, starter)
+        if refusal is not None:
+            return refusal
+        assert flight is not None
+        return flight, starter
 
-    def _leave_flight(self, key: _FlightKey, flight: _Flight) -> bool:
+    def _leave_flight(self, flight: _Flight) -> bool:
         """One load stops waiting for *flight*. If it was the last one and the approver
-        has not answered, the flight is dropped and uncounted, and ``True`` tells the
-        caller to cancel the approver call: nobody waits for that prompt any more."""
+        has not answered, the flight is dropped and uncounted (a sync approver's thread
+        is abandoned), and ``True`` tells the caller to cancel the approver call: nobody
+        waits for that prompt any more."""
         with self._lock:
             flight.waiters -= 1
-            orphaned = flight.waiters == 0 and flight.task is not None and not flight.task.done()
+            task = flight.task
+            orphaned = flight.waiters == 0 and task is not None and not task.done()
             if orphaned:
                 flight.cancelling = True
-                self._drop_flight(key, flight)
+                self._drop_flight(flight)
+                self._abandon(flight)
         return orphaned
 
-    def _land_flight(self, key: _FlightKey, flight: _Flight) -> None:
+    def _land_flight(self, flight: _Flight) -> None:
         """The approver answered: a decided approval is not reused by later calls, which
         ask again."""
         with self._lock:
-            self._drop_flight(key, flight)
+            self._drop_flight(flight)
+
+    def _sweep_closed_loops(self) -> list[_Flight]:
+        """Drop the flights whose event loop was closed while loads waited in it: nothing
+        will resume those loads, so the flights are neither joined nor counted in any
+        bound again (T113); a sync approver's thread among them is abandoned. Under the
+        lock; the caller audits what is returned."""
+        swept = [flight for flight in self._inflight.values() if flight.loop.is_closed()]
+        for flight in swept:
+            self._drop_flight(flight)
+            self._abandon(flight)
+        return swept
+
+    def _audit_swept(self, swept: list[_Flight]) -> None:
+        for flight in swept:
+            self._audit_flight(
+                "approval_abandoned",
+                flight,
+                decision="deny",
+                code="loop_closed",
+                reason="the event loop of the loads waiting for this approval was closed",
+            )
+
+    def _abandon(self, flight: _Flight) -> None:
+        """Count *flight*'s approver thread as abandoned if it still runs. Under the
+        lock."""
+        if flight.thread_running:
+            self._abandoned.add(flight)
+
+    async def _ask_in_thread(self, flight: _Flight, ask: Callable[[], object]) -> object:
+        """A sync approver's answer, asked in a daemon thread of its own rather than the
+        loop's default executor: an approver that never returns then neither takes a
+        worker the host's own code needs nor keeps the interpreter from exiting. If
+        every load gives up waiting, the thread is abandoned (counted, T112) and its
+        answer, when it comes, is discarded and audited (``approval_late``)."""
+        answer: asyncio.Future[object] = flight.loop.create_future()
+        thread = threading.Thread(
+            target=self._run_approver,
+            args=(flight, ask, answer),
+            name=f"skillguard-approver-{flight.request.request_id}",
+            daemon=True,
+        )
+        with self._lock:
+            flight.thread_running = True
+        try:
+            thread.start()
+        except RuntimeError:  # pragma: no cover - the process is out of threads
+            with self._lock:
+                flight.thread_running = False
+            raise
+        return await answer
+
+    def _run_approver(
+        self, flight: _Flight, ask: Callable[[], object], answer: asyncio.Future[object]
+    ) -> None:
+        """The approver thread: ask, then hand the answer to the waiting loop, or, if
+        nobody waits any more, discard it and say so."""
+        try:
+            result = ask()
+        except BaseException:  # noqa: BLE001 - ends only this thread; the state must follow
+            result = None  # an approver that raised SystemExit has not approved
+        with self._lock:
+            flight.thread_running = False
+            late = flight in self._abandoned
+            self._abandoned.discard(flight)
+        if not late:
+            try:
+                flight.loop.call_soon_threadsafe(self._settle, flight, answer, result)
+            except RuntimeError:  # the loop was closed while the human was thinking
+                pass
+            else:
+                return
+        self._late(flight, result)
+
+    def _settle(self, flight: _Flight, answer: asyncio.Future[object], result: object) -> None:
+        """In the loop: the answer for the loads waiting, unless the last of them gave up
+        while it was on its way."""
+        if answer.cancelled():
+            self._late(flight, result)
+        else:
+            answer.set_result(result)
+
+    def _late(self, flight: _Flight, result: object) -> None:
+        """An answer nobody waits for: no load is served from it, and the record says
+        what it was. A late pin is the trust store's: its approver wrote it."""
+        close = getattr(result, "close", None)
+        if inspect.isawaitable(result) and close is not None:
+            close()  # an awaitable answer nobody will await
+        decision = result if isinstance(result, Decision) else None
+        approved = decision is not None and decision.approved is True
+        # Nothing is served from a late answer, so no load hangs on this record; if the
+        # audit sink fails, it denies the next load that needs it.
+        with contextlib.suppress(AuditError):
+            self._audit_flight(
+                "approval_late",
+                flight,
+                decision="none",
+                code="late_answer",
+                approver=decision.by if decision is not None else "no valid answer",
+                scope=decision.scope if decision is not None and approved else None,
+                reason=f"the approver {'approved' if approved else 'did not approve'} after "
+                "every load waiting for it had ended: the answer was discarded",
+            )
+
+    def _audit_flight(self, event: str, flight: _Flight, **fields: object) -> None:
+        request = flight.request
+        self.auditor.emit(
+            event,
+            agent=request.agent,
+            skill=request.skill,
+            source="workspace",
+            sha256=request.sha256,
+            digest=request.digest,
+            request_id=request.request_id,
+            execution_id=request.execution_id or None,
+            **fields,
+        )
 
     def _admit_flight(self, flight: _Flight, evicted: list[_Issued]) -> bool:
         """Count a load that will wait for an approver in its agent's bounds, if it fits
@@ -512,10 +678,10 @@ class Loader:
         self._inflight_bytes[flight.agent] += flight.cost
         return True
 
-    def _drop_flight(self, key: _FlightKey, flight: _Flight) -> None:
+    def _drop_flight(self, flight: _Flight) -> None:
         """Forget *flight* and uncount it, once. Under the lock."""
-        if self._inflight.get(key) is flight:
-            del self._inflight[key]
+        if self._inflight.get(flight.key) is flight:
+            del self._inflight[flight.key]
         if flight.released:
             return
         flight.released = True
