@@ -356,6 +356,63 @@ def test_t112_a_late_answer_that_is_an_awaitable_is_closed(tmp_path: Path) -> No
     ]
 
 
+def test_t112_at_the_cap_a_pinned_skill_still_loads(tmp_path: Path) -> None:
+    # A pinned digest is answered by the trust store, not the human who stopped
+    # answering: it starts no thread that could be abandoned.
+    write_skill(tmp_path / "ws")
+    human = AwayHuman()
+    store = TrustStore(tmp_path / "trust.json")
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=store.approver(human),
+        limits=Limits(max_abandoned_approvers=1),
+    )
+    planner = loader.bind("planner")
+    assert timed_out_code(loader) == "timed_out"
+    assert timed_out_code(loader) == "too_many_abandoned"
+    request = planner.prepare("notes").request
+    assert request is not None
+    store.pin(
+        "notes", request.digest, "operator", source=request.folder, skill_sha256=request.sha256
+    )
+    assert asyncio.run(planner.aload("notes", timeout=30)).name == "notes"
+    (tmp_path / "trust.json").write_text("{")  # a store that cannot be read pins nothing
+    assert timed_out_code(loader) == "too_many_abandoned"
+    human.answer_all()
+
+
+def test_t112_an_answer_on_its_way_as_the_last_load_gives_up_is_discarded(
+    tmp_path: Path,
+) -> None:
+    # The human answers just as the only load waiting is cancelled: both reach the loop
+    # in one turn, the cancellation first. The answer must be recorded as late, not lost.
+    write_skill(tmp_path / "ws")
+    human = AwayHuman()
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=human,
+        approval_timeout=None,
+    )
+    loop = asyncio.new_event_loop()
+    try:
+        waiting = loop.create_task(loader.bind("planner").aload("notes"))
+        loop.run_until_complete(loop.run_in_executor(None, human.asked.wait, 30))
+        with capture_logs() as logs:
+            waiting.cancel()  # queued first ...
+            human.answer_all()  # ... then the answer, from the approver's thread
+            with pytest.raises(asyncio.CancelledError):
+                loop.run_until_complete(waiting)
+            loop.run_until_complete(asyncio.sleep(0))
+    finally:
+        loop.close()
+    events = [log["event"] for log in logs]
+    assert events == ["approval_cancelled", "approval_late"]
+    assert not loader._abandoned
+    assert loader._inflight == {}
+
+
 def test_t112_an_approver_that_raises_system_exit_leaves_no_thread_counted(
     tmp_path: Path,
 ) -> None:

@@ -493,6 +493,10 @@ class Loader:
         loop = asyncio.get_running_loop()
         snapshot = issued.served.snapshot
         key = (id(loop), issued.prepared.agent, snapshot.skill.name, snapshot.digest)
+        cap = self.limits.max_abandoned_approvers
+        # Only at the cap (read without the lock, so a hint): a digest its trust store
+        # pins is answered without a human, so it needs no room among those threads.
+        pinned = len(self._abandoned) >= cap and self._pinned(issued.request)
         evicted: list[_Issued] = []
         refusal: ApprovalDeniedError | None = None
         with self._lock:
@@ -502,10 +506,7 @@ class Loader:
             if flight is not None:
                 issued.served = flight.served
                 flight.waiters += 1
-            elif (
-                not self._async_approver
-                and len(self._abandoned) >= self.limits.max_abandoned_approvers
-            ):
+            elif not (self._async_approver or pinned) and len(self._abandoned) >= cap:
                 refusal = ApprovalDeniedError(
                     "too_many_abandoned",
                     f"{len(self._abandoned)} approver calls nobody waits for still wait for "
@@ -573,6 +574,17 @@ class Loader:
                 code="loop_closed",
                 reason="the event loop of the loads waiting for this approval was closed",
             )
+
+    def _pinned(self, request: ApprovalRequest) -> bool:
+        """Whether the approver answers *request* from its trust store's pin, with no
+        human to wait for. A store that cannot be read pins nothing."""
+        approver = self.approver
+        if not isinstance(approver, PinningApprover):
+            return False
+        try:
+            return approver.store.is_pinned(request.skill, request.digest, source=request.folder)
+        except ApprovalError:
+            return False
 
     def _abandon(self, flight: _Flight) -> None:
         """Count *flight*'s approver thread as abandoned if it still runs. Under the
