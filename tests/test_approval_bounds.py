@@ -33,6 +33,7 @@ from skillguard._approval import render_request
 from skillguard._snapshot import SKIPPED_KEPT
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
     from pathlib import Path
 
 POLICY = {
@@ -273,7 +274,7 @@ class AwayHuman:
         self.threads: list[threading.Thread] = []
         self.blocked_calls = blocked_calls
 
-    def __call__(self, request: ApprovalRequest) -> object:
+    def __call__(self, request: ApprovalRequest) -> Decision:
         del request
         self.threads.append(threading.current_thread())
         self.asked.set()
@@ -337,16 +338,16 @@ def test_t112_a_late_answer_that_is_an_awaitable_is_closed(tmp_path: Path) -> No
     # A late answer nobody awaits would warn "coroutine ... was never awaited".
     write_skill(tmp_path / "ws")
 
-    async def decision() -> Decision:
-        return approve(None)  # type: ignore[arg-type]
+    async def decision(request: ApprovalRequest) -> Decision:
+        return approve(request)
 
-    class Later(AwayHuman):
-        def __call__(self, request: ApprovalRequest) -> object:
-            super().__call__(request)
-            return decision()  # an answer the loop would have awaited
+    human = AwayHuman()
 
-    human = Later()
-    loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=[tmp_path / "ws"], approver=human)
+    def later(request: ApprovalRequest) -> Decision | Awaitable[Decision]:
+        human(request)
+        return decision(request)  # an answer the loop would have awaited
+
+    loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=[tmp_path / "ws"], approver=later)
     with capture_logs() as logs:
         assert timed_out_code(loader) == "timed_out"
         human.answer_all()
