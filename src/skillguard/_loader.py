@@ -336,7 +336,7 @@ class Loader:
     def _valid_token(self, agent: str, token: object) -> bool:
         return self._bind_tokens.get(agent) is token
 
-    # Used by the handles ------------------------------------------------------------
+    # Used by the handles -----------------------------------------------------------
 
     def _source_of(self, agent: str, name: str) -> Source:
         """Authorize and locate, fail-secure (rules 1 to 3 of the module docstring)."""
@@ -434,6 +434,8 @@ class Loader:
         )
         return _Served(snapshot, root, location)
 
+    # Pending approvals (rule 7 of the handle; T36) ---------------------------------
+
     def _issue(self, issued: _Issued) -> None:
         """Keep a pending approval, within the per-agent and total bounds (rule 7)."""
         agent = issued.prepared.agent
@@ -481,7 +483,48 @@ class Loader:
             else:
                 return not (agent_over or total_over)
 
-    # In-flight approvals (aload) ----------------------------------------------------
+    def _audit_evicted(self, evicted: list[_Issued]) -> None:
+        for gone in evicted:
+            self.auditor.emit(
+                "approval_evicted",
+                agent=gone.prepared.agent,
+                skill=gone.request.skill,
+                source="workspace",
+                decision="deny",
+                code="evicted",
+                reason="too many pending approvals for this agent or in total",
+                request_id=gone.request.request_id,
+            )
+
+    def _pop_oldest(self, agent: str) -> _Issued:
+        queue = self._pending[agent]
+        _, gone = queue.popitem(last=False)
+        self._pending_bytes[agent] -= gone.cost
+        if not queue:
+            del self._pending[agent]
+            del self._pending_bytes[agent]
+        return gone
+
+    def _redeem(self, agent: str, prepared: PreparedLoad) -> _Issued | None:
+        """The record of *prepared* if this loader issued it to *agent* and nobody used
+        it yet (single use), else ``None``."""
+        request = getattr(prepared, "request", None)
+        request_id = getattr(request, "request_id", None)
+        if not isinstance(request_id, str):
+            return None
+        with self._lock:
+            queue = self._pending.get(agent)
+            issued = queue.get(request_id) if queue is not None else None
+            if issued is None or issued.prepared is not prepared:
+                return None
+            del queue[request_id]  # type: ignore[union-attr]
+            self._pending_bytes[agent] -= issued.cost
+            if not queue:
+                del self._pending[agent]
+                del self._pending_bytes[agent]
+        return issued
+
+    # In-flight approvals (aload; T36-T38, T113) ------------------------------------
 
     def _join_flight(self, issued: _Issued) -> tuple[_Flight, bool] | ApprovalDeniedError:
         """The approver call that the ``aload`` of *issued* waits for, and whether this
@@ -554,6 +597,28 @@ class Loader:
         with self._lock:
             self._drop_flight(flight)
 
+    def _admit_flight(self, flight: _Flight, evicted: list[_Issued]) -> bool:
+        """Count a load that will wait for an approver in its agent's bounds, if it fits
+        (pending requests are evicted to make room). Under the lock."""
+        if not self._make_room(flight.agent, 1, flight.cost, evicted):
+            return False
+        self._inflight_count[flight.agent] += 1
+        self._inflight_bytes[flight.agent] += flight.cost
+        return True
+
+    def _drop_flight(self, flight: _Flight) -> None:
+        """Forget *flight* and uncount it, once. Under the lock."""
+        if self._inflight.get(flight.key) is flight:
+            del self._inflight[flight.key]
+        if flight.released:
+            return
+        flight.released = True
+        self._inflight_count[flight.agent] -= 1
+        self._inflight_bytes[flight.agent] -= flight.cost
+        if not self._inflight_count[flight.agent]:
+            del self._inflight_count[flight.agent]
+            del self._inflight_bytes[flight.agent]
+
     def _sweep_closed_loops(self) -> list[_Flight]:
         """Drop the flights whose event loop was closed while loads waited in it: nothing
         will resume those loads, so the flights are neither joined nor counted in any
@@ -574,6 +639,8 @@ class Loader:
                 code="loop_closed",
                 reason="the event loop of the loads waiting for this approval was closed",
             )
+
+    # Sync approvers under aload (T112) ---------------------------------------------
 
     def _pinned(self, request: ApprovalRequest) -> bool:
         """Whether the approver answers *request* from its trust store's pin, with no
@@ -681,70 +748,7 @@ class Loader:
             **fields,
         )
 
-    def _admit_flight(self, flight: _Flight, evicted: list[_Issued]) -> bool:
-        """Count a load that will wait for an approver in its agent's bounds, if it fits
-        (pending requests are evicted to make room). Under the lock."""
-        if not self._make_room(flight.agent, 1, flight.cost, evicted):
-            return False
-        self._inflight_count[flight.agent] += 1
-        self._inflight_bytes[flight.agent] += flight.cost
-        return True
-
-    def _drop_flight(self, flight: _Flight) -> None:
-        """Forget *flight* and uncount it, once. Under the lock."""
-        if self._inflight.get(flight.key) is flight:
-            del self._inflight[flight.key]
-        if flight.released:
-            return
-        flight.released = True
-        self._inflight_count[flight.agent] -= 1
-        self._inflight_bytes[flight.agent] -= flight.cost
-        if not self._inflight_count[flight.agent]:
-            del self._inflight_count[flight.agent]
-            del self._inflight_bytes[flight.agent]
-
-    # Pending approvals ----------------------------------------------------------------
-
-    def _audit_evicted(self, evicted: list[_Issued]) -> None:
-        for gone in evicted:
-            self.auditor.emit(
-                "approval_evicted",
-                agent=gone.prepared.agent,
-                skill=gone.request.skill,
-                source="workspace",
-                decision="deny",
-                code="evicted",
-                reason="too many pending approvals for this agent or in total",
-                request_id=gone.request.request_id,
-            )
-
-    def _pop_oldest(self, agent: str) -> _Issued:
-        queue = self._pending[agent]
-        _, gone = queue.popitem(last=False)
-        self._pending_bytes[agent] -= gone.cost
-        if not queue:
-            del self._pending[agent]
-            del self._pending_bytes[agent]
-        return gone
-
-    def _redeem(self, agent: str, prepared: PreparedLoad) -> _Issued | None:
-        """The record of *prepared* if this loader issued it to *agent* and nobody used
-        it yet (single use), else ``None``."""
-        request = getattr(prepared, "request", None)
-        request_id = getattr(request, "request_id", None)
-        if not isinstance(request_id, str):
-            return None
-        with self._lock:
-            queue = self._pending.get(agent)
-            issued = queue.get(request_id) if queue is not None else None
-            if issued is None or issued.prepared is not prepared:
-                return None
-            del queue[request_id]  # type: ignore[union-attr]
-            self._pending_bytes[agent] -= issued.cost
-            if not queue:
-                del self._pending[agent]
-                del self._pending_bytes[agent]
-        return issued
+    # What was approved, and what was shown -----------------------------------------
 
     def _remember(self, agent: str, served: _Served) -> None:
         skill = served.snapshot.skill
