@@ -632,9 +632,9 @@ class Loader:
 
     def _audit_swept(self, swept: list[_Flight]) -> None:
         for flight in swept:
-            self._audit_flight(
+            self.auditor.emit(
                 "approval_abandoned",
-                flight,
+                **_request_fields(flight.request),
                 decision="deny",
                 code="loop_closed",
                 reason="the event loop of the loads waiting for this approval was closed",
@@ -723,9 +723,9 @@ class Loader:
         # Nothing is served from a late answer, so no load hangs on this record; if the
         # audit sink fails, it denies the next load that needs it.
         with contextlib.suppress(AuditError):
-            self._audit_flight(
+            self.auditor.emit(
                 "approval_late",
-                flight,
+                **_request_fields(flight.request),
                 decision="none",
                 code="late_answer",
                 approver=decision.by if decision is not None else "no valid answer",
@@ -733,20 +733,6 @@ class Loader:
                 reason=f"the approver {'approved' if approved else 'did not approve'} after "
                 "every load waiting for it had ended: the answer was discarded",
             )
-
-    def _audit_flight(self, event: str, flight: _Flight, **fields: object) -> None:
-        request = flight.request
-        self.auditor.emit(
-            event,
-            agent=request.agent,
-            skill=request.skill,
-            source="workspace",
-            sha256=request.sha256,
-            digest=request.digest,
-            request_id=request.request_id,
-            execution_id=request.execution_id or None,
-            **fields,
-        )
 
     # What was approved, and what was shown -----------------------------------------
 
@@ -788,6 +774,19 @@ class Loader:
                 return False
             self._catalog_seen[agent] = digest
             return True
+
+
+def _request_fields(request: ApprovalRequest) -> dict[str, object]:
+    """The audit fields that say which approval request an event is about."""
+    return {
+        "agent": request.agent,
+        "skill": request.skill,
+        "source": "workspace",
+        "sha256": request.sha256,
+        "digest": request.digest,
+        "request_id": request.request_id,
+        "execution_id": request.execution_id or None,
+    }
 
 
 def _folder(meta: SkillMeta) -> str:
