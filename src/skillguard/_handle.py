@@ -509,20 +509,7 @@ class AgentSkills:
         request, and what is served is that snapshot. Raises ``UnknownSkillError``,
         ``ApprovalDeniedError``, ``ApprovalRequiredError`` (an async approver: use
         ``aload``), ``AuditError``, or the parser and containment errors."""
-        issued = self._claim(target, by_user=False)
-        if isinstance(issued, LoadedSkill):
-            return issued
-        answer = self._ask(issued.request)
-        if inspect.isawaitable(answer):
-            close = getattr(answer, "close", None)
-            if close is not None:
-                close()
-            error = ApprovalRequiredError(
-                "async_approver", "the approver is async: use aload()", name=issued.request.skill
-            )
-            self._deny("load_denied", issued.request.skill, error)
-            raise error
-        return self._decide(issued, answer)
+        return self._load_here(target, by_user=False, instead="aload()")
 
     async def aload(
         self, target: str | PreparedLoad, *, timeout: float | None = None
@@ -539,7 +526,13 @@ class AgentSkills:
         """``load`` for a skill the host's USER asked for by name (a slash command):
         the only way a ``disable-model-invocation: true`` skill loads. A skill with
         ``user-invocable: false`` is refused (``not_user_invocable``)."""
-        issued = self._claim(target, by_user=True)
+        return self._load_here(target, by_user=True, instead="auser_invoke()")
+
+    def _load_here(self, target: str | PreparedLoad, *, by_user: bool, instead: str) -> LoadedSkill:
+        """``load`` and ``user_invoke``: the approver is asked in this thread. An async
+        one cannot be awaited here: its awaitable is closed, and the load refused with
+        the call to use *instead*."""
+        issued = self._claim(target, by_user=by_user)
         if isinstance(issued, LoadedSkill):
             return issued
         answer = self._ask(issued.request)
@@ -548,9 +541,7 @@ class AgentSkills:
             if close is not None:
                 close()
             error = ApprovalRequiredError(
-                "async_approver",
-                "the approver is async: use auser_invoke()",
-                name=issued.request.skill,
+                "async_approver", f"the approver is async: use {instead}", name=issued.request.skill
             )
             self._deny("load_denied", issued.request.skill, error)
             raise error
