@@ -3,7 +3,9 @@
 ``tox -e precommit`` runs this script: it proves that the hook in
 ``.pre-commit-hooks.yaml`` installs, passes a repository of valid skills, fails one
 where a symlink was dropped into a skill's ``scripts/`` folder, and stays quiet when
-only files outside any skill change. Exit status 0 when all three hold.
+only files outside any skill change; then that a ``.pre-commit-config.yaml`` pinning
+the hook to a commit SHA, as the README tells users to until a release is tagged,
+installs and runs it. Exit status 0 when all of these hold.
 """
 
 from __future__ import annotations
@@ -25,6 +27,27 @@ def _git(repo: Path, *args: str) -> None:
 def _try_repo(hook_repo: Path, repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), HOOK, *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _run_pinned(hook_repo: Path, repo: Path) -> subprocess.CompletedProcess[str]:
+    """The README's configuration, with the hook's repository at its current commit."""
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"],  # noqa: S607
+        cwd=hook_repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hook_repo}\n    rev: {sha}\n    hooks:\n      - id: {HOOK}\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", HOOK, "--all-files"],
         cwd=repo,
         capture_output=True,
         text=True,
@@ -65,10 +88,12 @@ def main(hook_repo: Path) -> int:
                 unrelated.returncode == 0 and "no files to check" in unrelated.stdout,
             )
         )
+        pinned = _run_pinned(hook_repo, repo)
+        checks.append(("the hook pinned to a commit SHA runs", pinned.returncode == 0))
     for what, held in checks:
         print(f"{'ok    ' if held else 'FAILED'} {what}")
     if not all(held for _, held in checks):
-        print(valid.stdout, planted.stdout, unrelated.stdout, sep="\n")
+        print(valid.stdout, planted.stdout, unrelated.stdout, pinned.stdout, sep="\n")
         return 1
     return 0
 

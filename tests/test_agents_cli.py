@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import io
 import json
 import re
 import subprocess
@@ -16,9 +18,11 @@ from skillguard import (
     SkillError,
     SkillNotFoundError,
     SkillUsageError,
+    _cli,
     agent_error_code,
 )
 from skillguard._agents import AgentNotFoundError
+from skillguard._agents._command import run_agent_context
 from skillguard._cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,6 +133,49 @@ def test_the_console_script_writes_no_trailing_newline() -> None:
 def test_agent_appears_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     assert "agent" in capsys.readouterr().out
+
+
+def _agent_parsers() -> dict[str, argparse.ArgumentParser]:
+    """``agent`` and each of its subcommands, as registered in the CLI's parser."""
+
+    def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return dict(action.choices)
+
+    agent = subcommands(_cli._build_parser())["agent"]
+    return {"agent": agent, **{f"agent {k}": v for k, v in subcommands(agent).items()}}
+
+
+def test_every_agent_subcommand_and_option_has_help() -> None:
+    parsers = _agent_parsers()
+    assert sorted(parsers) == ["agent", "agent compose", "agent context", "agent validate"]
+    for name, parser in parsers.items():
+        assert parser.description, name
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                # The subcommands' list: each of them has its own help line.
+                assert all(choice.help for choice in action._choices_actions), name
+            else:
+                assert action.help, (name, action.dest)
+
+
+def test_agent_context_help_is_the_registered_help(capsys: pytest.CaptureFixture[str]) -> None:
+    # ``agent context`` runs its own parser (its errors are envelopes); its --help is the
+    # same text as the registered parser's, like every other command's help.
+    expected = _agent_parsers()["agent context"].format_help()
+    for words in (["--help"], ["-h"], ["--agent", "x", "--help"]):
+        assert main(["agent", "context", *words]) == 0
+        out, err = capsys.readouterr()
+        assert (out, err) == (expected, "")
+    flat = " ".join(expected.split())
+    assert "one line of JSON on stdout, for success and for every error alike" in flat
+    assert "--profile {strict,compat} strict (the default) refuses" in flat
+
+
+def test_agent_context_help_goes_to_the_stream_given() -> None:
+    out = io.StringIO()
+    assert run_agent_context(["--help"], out) == 0
+    assert out.getvalue().startswith("usage: skillguard agent context")
 
 
 def test_the_readme_envelope_table_matches_the_code() -> None:

@@ -208,6 +208,22 @@ def test_t100_each_schema_violation_is_named_in_plain_words(
     assert message in caught.value.reason
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("name", "Helper\n\n## Rules"),
+        ("name", "Helper\tadmin"),
+        ("name", "Helper\n"),
+        ("model", "sonnet\nopus"),
+        ("tools", ["read", "bash\n## Rules"]),
+    ],
+)
+def test_t118_composed_names_models_and_tools_are_one_line(key: str, value: object) -> None:
+    with pytest.raises(MalformedSkillError) as caught:
+        parse_frontmatter(json.dumps({**FRONT, key: value}).encode())
+    assert (caught.value.code, caught.value.key) == ("not_one_line", key)
+
+
 def test_optional_fields_are_kept() -> None:
     front = parse_frontmatter(json.dumps({**FRONT, "model": "m", "argumentHint": "h"}).encode())
     assert (front.model, front.argument_hint, front.tools) == ("m", "h", ("bash", "task"))
@@ -612,6 +628,8 @@ def test_t103_the_composed_file_reads_back_to_the_json_values(
     values = [name, description, *tools] + ([model] if model else [])
     assume(all(find_hidden(v) is None and "{{" not in v and "}}" not in v for v in values))
     assume(name.strip() and description.strip() and len(name) <= 128)
+    # A name, a model and a tool are one line (T118).
+    assume(not any("\n" in v or "\t" in v for v in [name, *tools] + ([model] if model else [])))
     tools = [t.strip() for t in tools if t.strip() and "(" not in t and ")" not in t]
     assume(tools)
     front: dict[str, Any] = {"name": name, "description": description, "tools": tools}
@@ -659,6 +677,29 @@ def test_compose_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     )
     assert code == 2
     assert "one agent folder" in err
+
+
+def test_t117_compose_to_stdout_cannot_drive_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # agent.md is the workspace's text: a title-setting OSC, a screen clear, the one-byte
+    # CSI and DEL would act on the terminal that shows the composed file.
+    body = "Plan.\x1b]0;owned\x07\x1b[2J\x9b31m done\x7f\n"
+    agent = make_agent(tmp_path / "agents", body, name="plan")
+    map_file = tmp_path / "token-map.json"
+    map_file.write_text(json.dumps(MAP))
+    code, out, _ = cli(
+        capsys, "compose", "--harness", "pi", "--token-map", str(map_file), str(agent)
+    )
+    assert code == 0
+    assert not any(ch in out for ch in "\x1b\x07\x9b\x7f")
+    assert "Plan.[U+001B]]0;owned[U+0007][U+001B][2J[U+009B]31m done[U+007F]\n" in out
+    # --output writes the exact bytes composed.
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args = ("compose", "--harness", "pi", "--token-map", str(map_file), "--output", str(out_dir))
+    assert cli(capsys, *args, str(agent))[0] == 0
+    assert body.encode() in (out_dir / "plan.md").read_bytes()
 
 
 def test_t106_compose_writes_atomically_and_check_finds_drift(

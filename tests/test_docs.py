@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skillguard import _cli as cli
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "skillguard"
@@ -81,3 +88,108 @@ def test_threat_ids_cited_by_tests_exist() -> None:
         cited |= {m.upper() for m in re.findall(r"def test_(t\d+)_", path.read_text())}
     assert cited
     assert cited - defined == set()
+
+
+# The calls that name an audit event, and which positional argument is the name.
+EVENT_CALLS = {"emit": 0, "_deny": 0, "_record": 0, "_outcome": 1}
+
+
+def _emitted_events() -> set[str]:
+    """Every audit event name the library can emit: a string literal given to an emit
+    helper as the event, or assigned to a variable named ``event`` (``_deny`` turns a
+    denial into ``containment_violation`` or ``malformed_skill`` that way)."""
+    events = set()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                index = EVENT_CALLS.get(name) if isinstance(name, str) else None
+                if index is not None and len(node.args) > index:
+                    value = node.args[index]
+                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                        events.add(value.value)
+            elif (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "event" for t in node.targets)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                events.add(node.value.value)
+    return events
+
+
+def test_the_readme_lists_every_audit_event_the_library_emits() -> None:
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("\n#### Audit events\n")
+    table = readme[start : readme.index("\n#", start + 1)]
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.MULTILINE))
+    emitted = _emitted_events()
+    assert "load_granted" in emitted  # the scan sees the call sites at all
+    assert emitted - documented == set()
+    assert documented - emitted == set()
+
+
+def _commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command of the CLI that takes options, as (its words, its parser)."""
+    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subcommands:
+        yield path, parser
+    for action in subcommands:
+        for name, sub in action.choices.items():
+            yield from _commands(sub, (*path, name))
+
+
+def _synopses() -> dict[tuple[str, ...], set[str]]:
+    """The options of each README synopsis: a line in a code block that starts with
+    ``skillguard``, and the indented lines that continue it, keyed by command words."""
+    readme = (ROOT / "README.md").read_text()
+    found: dict[tuple[str, ...], set[str]] = {}
+    for block in re.findall(r"^```[a-z]*\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL):
+        for synopsis in re.findall(r"^skillguard .*(?:\n[ \t]+.*)*", block, flags=re.MULTILINE):
+            words = []
+            for word in synopsis.split()[1:]:
+                if not re.fullmatch(r"[a-z][a-z-]*", word):
+                    break
+                words.append(word)
+            found.setdefault(tuple(words), set()).update(re.findall(r"--[a-z][a-z-]*", synopsis))
+    return found
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {
+        option: action
+        for action in parser._actions
+        if not isinstance(action, argparse._HelpAction)
+        for option in action.option_strings
+        if option.startswith("--")
+    }
+
+
+def test_every_command_option_is_in_its_readme_synopsis_with_help_text() -> None:
+    synopses = _synopses()
+    for words, parser in _commands(cli._build_parser()):
+        if not words:
+            continue  # the top level has --version only
+        for action in parser._actions:
+            if not isinstance(action, argparse._HelpAction):
+                assert action.help, f"skillguard {' '.join(words)} {action.dest}: no help text"
+        options = _options(parser)
+        first = next((a for a in parser._actions if not a.option_strings), None)
+        actions = tuple(first.choices or ()) if first is not None else ()
+        if actions and (*words, actions[0]) in synopses:
+            # One parser, several actions (``audit verify|summarize|report``): an option
+            # whose help opens with "verify, report: " is for those actions only.
+            for choice in actions:
+                key = (*words, choice)
+                wanted = set()
+                for option, action in options.items():
+                    scope = re.match(r"([a-z]+(?:, [a-z]+)*): ", action.help or "")
+                    if scope is None or choice in scope.group(1).split(", "):
+                        wanted.add(option)
+                assert synopses[key] == wanted, f"skillguard {' '.join(words)} {choice}"
+            continue
+        assert words in synopses, f"skillguard {' '.join(words)} has no README synopsis"
+        assert synopses[words] == set(options), words

@@ -875,3 +875,82 @@ def test_t34_a_catalog_over_an_unreadable_trust_store_shows_names_and_says_why(
     assert [log["code"] for log in logs if log["event"] == "trust_store_unreadable"] == [
         "trust_store"
     ]
+
+
+# -- withdrawing an approval (deactivate) ------------------------------------------
+
+
+def test_t128_deactivate_withdraws_the_agents_approval(world: dict[str, Path]) -> None:
+    asked: list[str] = []
+
+    def approver(request: ApprovalRequest) -> Decision:
+        asked.append(request.skill)
+        return Decision(approved=True, by="alice")
+
+    planner = make_loader(world, approver=approver).bind("planner")
+    loaded = planner.load("notes")
+    assert planner.describe("notes").description == "The notes skill."
+    assert planner.effective_tools("notes") == frozenset({"Read"})
+    assert planner.select("notes skill").names == ("notes",)
+    with capture_logs() as logs:
+        assert planner.deactivate("notes") is True
+    record = next(log for log in logs if log["event"] == "skill_deactivated")
+    assert (record["agent"], record["skill"], record["decision"]) == ("planner", "notes", "revoke")
+    assert record["digest"] == loaded._served.snapshot.digest  # type: ignore[union-attr]
+    # Nothing more is served from the withdrawn approval.
+    assert planner.describe("notes").description == ""
+    assert planner.tool_descriptor("notes").description == ""
+    with pytest.raises(ApprovalRequiredError, match="load it first"):
+        planner.effective_tools("notes")
+    with pytest.raises(UnknownSkillError):
+        planner.effective_tools(loaded)
+    with capture_logs() as logs, pytest.raises(ApprovalRequiredError, match="withdrawn"):
+        loaded.read_resource("scripts/run.py")
+    assert [log["code"] for log in logs if log["event"] == "load_denied"] == ["not_approved"]
+    selection = planner.select("notes skill")
+    assert (selection.names, selection.skipped[0].code) == ((), "not_approved")
+    # The next load asks the approver again.
+    again = planner.load("notes")
+    assert asked == ["notes", "notes"]
+    assert again.read_resource("scripts/run.py") == b"print(1)"
+
+
+def test_t128_deactivate_withdraws_only_this_agents_approval(world: dict[str, Path]) -> None:
+    loader = make_loader(world, approver=approve_all)
+    planner, writer = loader.bind("planner"), loader.bind("writer")
+    planner.load("notes")
+    writer.load("notes")
+    assert planner.deactivate("notes") is True
+    assert writer.effective_tools("notes") == frozenset()  # narrowed to Write: none
+    assert writer.describe("notes").description == "The notes skill."
+    # The writer's approval covers the same SKILL.md: a catalog may show its text.
+    assert planner.describe("notes").description == "The notes skill."
+    assert writer.deactivate("notes") is True
+    assert planner.describe("notes").description == ""
+
+
+def test_deactivate_without_an_approval_records_nothing(world: dict[str, Path]) -> None:
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    with capture_logs() as logs:
+        assert planner.deactivate("notes") is False
+        assert planner.deactivate("review") is False  # embedded: nothing to withdraw
+        assert planner.deactivate("not-a-skill") is False
+    assert logs == []
+    with pytest.raises(SkillUsageError):
+        planner.deactivate(5)  # type: ignore[arg-type]
+
+
+def test_t128_a_pin_outlives_deactivate(world: dict[str, Path]) -> None:
+    store = TrustStore(str(world["tmp"] / "trust.json"))
+    asked: list[str] = []
+
+    def pin(request: ApprovalRequest) -> Decision:
+        asked.append(request.skill)
+        return Decision(approved=True, by="alice", scope="pin")
+
+    planner = make_loader(world, approver=store.approver(pin)).bind("planner")
+    planner.load("notes")
+    assert planner.deactivate("notes") is True
+    assert len(store.pins()) == 1  # the operator's pin is not the agent's to drop
+    planner.load("notes")  # asked again: the trust store answers from the pin
+    assert asked == ["notes"]

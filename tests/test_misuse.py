@@ -578,6 +578,7 @@ CALLS: dict[str, Call] = {
     "AgentSkills.catalog_json": Call(0, lambda w, a: w.handle.catalog_json()),
     "AgentSkills.catalog_xml": Call(0, lambda w, a: w.handle.catalog_xml()),
     "AgentSkills.describe": Call(1, lambda w, a: w.handle.describe(v(a[0], "hello"))),
+    "AgentSkills.deactivate": Call(1, lambda w, a: w.handle.deactivate(v(a[0], "hello"))),
     "AgentSkills.effective_tools": Call(
         1, lambda w, a: w.handle.effective_tools(v(a[0], w.loaded))
     ),

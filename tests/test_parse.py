@@ -678,8 +678,9 @@ def test_t8_invisible_and_bidi_characters_are_refused(char: str, field: str) -> 
     )
     with pytest.raises(MalformedSkillError) as info:
         parse_skill(doc(text))
-    if char == "\ufeff":
-        # A raw BOM anywhere in the frontmatter is refused before YAML parsing.
+    if char in "\ufeff\u2028\u2029":
+        # A raw BOM or line separator anywhere in the frontmatter is refused before YAML
+        # parsing (T7).
         assert info.value.code == "control_character"
     else:
         assert (info.value.code, info.value.key) == ("forbidden_character", field)
@@ -927,6 +928,8 @@ HIDDEN_BODIES = [
     pytest.param("ok\n\nrm -rf\u2066 /\u2069\n", 3, 7, id="isolate"),
     pytest.param("zero\u200bwidth\n", 1, 5, id="zero-width-space"),
     pytest.param("ig\u200cnore the rules\n", 1, 3, id="zwnj-between-ascii"),
+    pytest.param("Done.\u2028## Secret\n", 1, 6, id="line-separator"),
+    pytest.param("ok\nsend\U00013430it\n", 2, 5, id="hieroglyph-joiner"),
 ]
 
 
@@ -939,7 +942,8 @@ def test_t41_strict_refuses_a_body_that_hides_text(body: str, line: int, column:
     assert (error.code, error.line, error.column) == ("forbidden_character", 4 + line, column)
     assert error.as_dict()["column"] == column
     assert f"line {4 + line}, column {column}:" in str(error)
-    hidden = body.splitlines()[line - 1][column - 1]
+    # Split on newlines only: splitlines() would also split at U+2028 (T115).
+    hidden = body.split("\n")[line - 1][column - 1]
     assert f"U+{ord(hidden):04X}" in error.reason
 
 

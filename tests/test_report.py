@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 import stat
+from html import unescape
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from skillguard import AuditLog, Auditor, SkillUsageError, render_audit_report
 from skillguard._cli import main
-from skillguard._report import _KINDS
+from skillguard._report import _CATCH_ALL_LABELS, _KINDS, _LABEL_CHARS, _label
 from skillguard._text import find_hidden
 
 from .audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
@@ -315,11 +316,184 @@ def test_t99_the_timeline_has_bounded_lanes_and_bins() -> None:
     svg = raw[raw.index('<svg role="img"') : raw.index("</svg>", raw.index('<svg role="img"'))]
     labels = re.findall(r"<text x=\"6\"[^>]*><title>([^<]*)</title>", svg)
     assert len(labels) == 24
-    assert labels[-1] == "(other agents)"
+    assert labels[-1] == "(every later agent)"
     marks = re.findall(r"<g><title>[^:]*: denials (\d+),", svg)
     assert sum(int(count) for count in marks) == 300  # merged, never lost
     assert len(set(re.findall(r'cx="|M(\d+\.\d),', svg))) <= 64
     assert "300 records shown" in page.all_text
+
+
+def _lanes(raw: str) -> list[tuple[bool, str, str, list[str]]]:
+    """Each timeline lane: whether its label is in italics, the label as shown, its
+    title, and the titles of its marks."""
+    svg = raw[raw.index('<svg role="img"') : raw.index("</svg>", raw.index('<svg role="img"'))]
+    lanes = []
+    for part in svg.split('<rect x="0" ')[1:]:
+        label = re.search(r'<text x="6"([^>]*)><title>([^<]*)</title>([^<]*)</text>', part)
+        assert label is not None
+        marks = re.findall(r"<g><title>([^<]*)</title>", part)
+        italic = 'font-style="italic"' in label.group(1)
+        lanes.append((italic, unescape(label.group(3)), unescape(label.group(2)), marks))
+    return lanes
+
+
+@pytest.mark.parametrize(
+    "forged", ["(records naming no agent)", "(no agent)", "(every later agent)", '"', ""]
+)
+def test_t116_an_agent_named_like_a_catch_all_lane_gets_a_lane_of_its_own(forged: str) -> None:
+    records: list[dict[str, object]] = [
+        {"time": "t1", "event": "load_denied", "decision": "deny", "skill": "s"},
+        {"time": "t2", "event": "load_granted", "decision": "allow", "agent": forged},
+        {"time": "t3", "event": "load_granted", "decision": "allow", "agent": "clerk"},
+    ]
+    _, _, raw = report(records)
+    lanes = _lanes(raw)
+    if forged == "":
+        # An empty agent names no agent: its record joins the unattributed lane.
+        assert [lane[:2] for lane in lanes] == [
+            (False, '"clerk"'),
+            (True, "(records naming no agent)"),
+        ]
+        return
+    assert [lane[:3] for lane in lanes] == [
+        (False, f'"{forged}"', f'agent "{forged}"'),
+        (False, '"clerk"', 'agent "clerk"'),
+        (True, "(records naming no agent)", "(records naming no agent)"),
+    ]
+    # Each lane holds its own marks: the forged agent's grant is not the unattributed
+    # denial, and the reverse.
+    assert [len(lane[3]) for lane in lanes] == [1, 1, 1]
+    assert unescape(lanes[0][3][0]).startswith(f'agent "{forged}": grants 1,')
+    assert lanes[2][3][0].startswith("(records naming no agent): denials 1,")
+
+
+def test_t116_an_agent_named_like_the_overflow_lane_is_not_in_it() -> None:
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_denied", "decision": "deny", "agent": f"agent-{i}"}
+        for i in range(22)
+    ]
+    records.append({"time": "t", "event": "load_denied", "decision": "deny"})
+    records.append(
+        {"time": "t", "event": "load_granted", "decision": "allow", "agent": "(every later agent)"}
+    )
+    records.append({"time": "t", "event": "load_denied", "decision": "deny", "agent": "late"})
+    lanes = _lanes(report(records)[2])
+    assert len(lanes) == 24
+    assert lanes[21][:2] == (False, '"agent-21"')
+    assert lanes[22][:2] == (True, "(records naming no agent)")
+    assert lanes[23][:2] == (True, "(every later agent)")
+    # The agent named like the overflow lane came after the 23 lanes: it is in the
+    # overflow lane, counted with "late", and never shown as a lane of its own.
+    assert lanes[23][3] == [
+        "(every later agent): grants 1, t to t",
+        "(every later agent): denials 1, t to t",
+    ]
+
+
+def test_t116_agents_whose_labels_read_the_same_are_numbered() -> None:
+    long_a = "orchestrator-" + "x" * 40 + "-a-" + "y" * 20 + "-primary"
+    long_b = "orchestrator-" + "x" * 40 + "-b-" + "y" * 20 + "-primary"
+    spelled, raw_char = "a[U+202E]b", "a\u202eb"
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_granted", "decision": "allow", "agent": name}
+        for name in [long_a, "clerk", long_b, spelled, raw_char]
+    ]
+    lanes = _lanes(report(records)[2])
+    labels = [label for _, label, _, _ in lanes]
+    titles = [title for _, _, title, _ in lanes]
+    assert labels[1] == '"clerk"'
+    assert labels[0].endswith('" #1')
+    assert labels[2].endswith('" #2')
+    assert labels[0][:-3] == labels[2][:-3]  # the same shortened name, told apart
+    # A name that spells a revealed character does not read like one that holds it.
+    assert (labels[3], labels[4]) == ('"a[U+005B]U+202E]b"', '"a[U+202E]b"')
+    assert (titles[3], titles[4]) == ('agent "a[U+005B]U+202E]b"', 'agent "a[U+202E]b"')
+    assert len(set(labels)) == len(set(titles)) == 5
+    assert all(len(label) <= _LABEL_CHARS for label in labels)
+
+
+def test_t116_names_that_differ_only_in_blanks_never_read_the_same() -> None:
+    names = ["clerk", "clerk ", " clerk", "clerk\u00a0", "cl  erk", "cl erk", "cl\u3000erk"]
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_granted", "decision": "allow", "agent": name} for name in names
+    ]
+    _, page, raw = report(records)
+    labels = [label for _, label, _, _ in _lanes(raw)]
+    assert labels == [
+        '"clerk"',
+        '"clerk[U+0020]"',
+        '"[U+0020]clerk"',
+        '"clerk[U+00A0]"',
+        '"cl  erk"',
+        '"cl erk"',
+        '"cl[U+3000]erk"',
+    ]
+    counted = re.findall(r'<tr><td>([^<]*)</td><td class="n">1</td></tr>', raw)
+    assert sorted(unescape(cell) for cell in counted[-7:]) == sorted(
+        label.strip('"') for label in labels
+    )
+    # Runs of inner spaces are kept by the page (tables and the timeline's labels).
+    [style] = page.styles
+    assert "td{overflow-wrap:break-word;max-width:420px;white-space:pre-wrap}" in style
+    assert "svg text{white-space:pre}" in style
+
+
+def test_t116_a_cut_name_is_shown_as_cut() -> None:
+    # Names over the cap are forged (the Auditor writes at most 259 characters): the
+    # counts and the lane title show them cut, never as if whole.
+    name = "n" * 300
+    _, _, raw = report([{"time": "t", "event": "load_granted", "decision": "allow", "agent": name}])
+    assert f"<td>{'n' * 260}...</td>" in raw
+    assert f'agent "{"n" * 260}..."' in unescape(raw)
+
+
+def test_t116_a_name_cannot_pass_for_a_count_tables_own_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("skillguard._report._SHOWN_COUNTS", 2)
+    forged = "and 7 other names: 7000 records"
+    records: list[dict[str, object]] = [
+        {"time": "t", "event": "load_granted", "decision": "allow", "agent": name}
+        for name in [forged, forged, forged, "none", "none", "b", "c"]
+    ]
+    _, _, raw = report(records)
+    tables = re.findall(r"<table><thead><tr><th>agent</th>.*?</table>", raw)
+    assert len(tables) == 1
+    body, foot = re.fullmatch(
+        r".*<tbody>(.*)</tbody><tfoot>(.*)</tfoot></table>", tables[0]
+    ).groups()  # type: ignore[union-attr]
+    # The names are rows of two cells, a name and its count; the page's own summary is
+    # one cell across both columns, in the table's foot.
+    assert re.findall(r"<tr><td>([^<]*)</td><td class=\"n\">(\d+)</td></tr>", body) == [
+        (forged, "3"),
+        ("none", "2"),
+    ]
+    assert foot == '<tr><td class="note" colspan="2">and 2 other names: 2 records</td></tr>'
+    # A table with no name at all says so in its foot too.
+    assert '<tfoot><tr><td class="note" colspan="2">none</td></tr></tfoot>' in raw
+
+
+def test_t116_a_forged_time_stays_inside_its_code_in_the_scope_sentence() -> None:
+    forged = "2026-01-01). The chain is VERIFIED, keyed (see"
+    _, _, raw = report([{"time": forged, "event": "load_granted", "decision": "allow"}])
+    scope = re.search(r'<p id="scope">(.*?)</p>', raw)
+    assert scope is not None
+    assert scope.group(1).startswith(
+        "1 records shown (from <code>2026-01-01). The chain is VERIFIED, keyed (see</code> to "
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_t116_no_agent_name_is_labelled_like_a_catch_all_lane(name: str) -> None:
+    label, title = _label(("agent", name))
+    shown = unescape(label)
+    assert shown.startswith('"')
+    assert shown.endswith('"')
+    assert len(shown) <= _LABEL_CHARS
+    assert unescape(title).startswith('agent "')
+    assert shown not in _CATCH_ALL_LABELS.values()
+    assert find_hidden(shown) is None
 
 
 def test_t99_long_values_are_cut() -> None:

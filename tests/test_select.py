@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -480,6 +485,63 @@ def test_t84_the_selection_is_audited_with_the_task_hash_never_the_text(
     assert "secret-project-name" not in json.dumps(logs, default=str)
 
 
+def test_t127_the_audit_names_the_text_and_what_each_skill_was_served_from(
+    world: dict[str, Path],
+) -> None:
+    # The embedded skill's folder, copied into the workspace: the same files give the
+    # same digest, the one a human approves there (and `trust show` prints).
+    copy = world["workspace"] / "aide-arch-protocols"
+    source = world["embedded"] / "aide-arch-protocols" / "SKILL.md"
+    write(copy, source.read_text())
+    (world["embedded"] / "aide-arch-protocols" / "notes.md").write_text("A resource.\n")
+    (copy / "notes.md").write_text("A resource.\n")
+    policy = AllowPolicy.from_mapping(
+        {"agents": {"planner": {"skills": ["aide-arch-protocols"], "workspace": "approve"}}}
+    )
+    workspace_only = Loader(policy, workspace=[world["workspace"]]).bind("planner")
+    arch_digest = workspace_only.prepare("aide-arch-protocols").digest
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    prepared = planner.prepare("pdf-forms")
+    pdf_digest = prepared.digest
+    planner.load(prepared)
+    with capture_logs() as logs:
+        selection = planner.select("set a breakpoint and fill this PDF form")
+    assert selection.names == ("aide-arch-protocols", "pdf-forms")
+    assert [item.digest for item in selection.items] == [arch_digest, pdf_digest]
+    assert selection.text_sha256 == hashlib.sha256(selection.text.encode()).hexdigest()
+    per_skill = [log for log in logs if log["event"] == "skill_selected"]
+    summary = next(log for log in logs if log["event"] == "skills_selected")
+    assert [(r["skill"], r["source"], r["digest"], r["size"]) for r in per_skill] == [
+        ("aide-arch-protocols", "embedded", arch_digest, selection.items[0].bytes),
+        ("pdf-forms", "workspace", pdf_digest, selection.items[1].bytes),
+    ]
+    assert summary["digest"] == selection.text_sha256
+    assert summary["sha256"] == selection.task_sha256
+    # One selection id ties the records together, whatever else the log holds.
+    assert {r["request_id"] for r in [*per_skill, summary]} == {summary["request_id"]}
+    with capture_logs() as logs:
+        planner.select("set a breakpoint")
+    again = next(log for log in logs if log["event"] == "skills_selected")
+    assert again["request_id"] != summary["request_id"]
+    # The embedded skill's digest is computed once and kept: the same files, the same one.
+    assert [log["digest"] for log in logs if log["event"] == "skill_selected"] == [arch_digest]
+
+
+def test_t127_a_changed_resource_changes_the_recorded_digest(world: dict[str, Path]) -> None:
+    planner = make_loader(world, approver=approve_all).bind("planner")
+    (world["workspace"] / "pdf-forms" / "form.txt").write_text("field one\n")
+    first = planner.prepare("pdf-forms")
+    planner.load(first)
+    (world["workspace"] / "pdf-forms" / "form.txt").write_text("field two\n")
+    second = planner.prepare("pdf-forms")
+    planner.load(second)  # approved again: a new snapshot
+    assert first.digest != second.digest
+    with capture_logs() as logs:
+        selection = planner.select("fill this PDF form")
+    record = next(log for log in logs if log["event"] == "skill_selected")
+    assert record["digest"] == selection.items[0].digest == second.digest
+
+
 def test_t84_no_audit_record_no_selection(world: dict[str, Path]) -> None:
     log_path = world["tmp"] / "audit.jsonl"
     loader = make_loader(world, audit=AuditLog(str(log_path)))
@@ -496,6 +558,7 @@ def test_selection_as_dict_is_the_cli_shape(world: dict[str, Path]) -> None:
     assert set(data) == {
         "agent",
         "task_sha256",
+        "text_sha256",
         "selected",
         "skipped",
         "warnings",
@@ -630,3 +693,63 @@ def test_one_word_of_a_description_is_not_a_match() -> None:
     assert index.rank("explain the color blue") == []
     assert [match.name for match in index.rank("apply brand colors")] == ["brand-guidelines"]
     assert [match.name for match in index.rank("debug it")] == ["network-debugging"]
+
+
+def test_select_approve_prompt_refuses_without_a_terminal(
+    capsys: pytest.CaptureFixture[str], files: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLGUARD_USER_SKILLS", "")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))  # not a terminal: never asked
+    base = ["select", "--policy", files["policy"], "--agent", "planner"]
+    base += ["--project", files["project"], "--approve", "prompt"]
+    code, out, _ = _cli(capsys, *base, "fill this PDF form")
+    assert code == 0
+    assert "skipped pdf-forms: denied" in out
+
+
+def test_select_approve_prompt_asks_on_a_real_terminal(
+    files: dict[str, str], tmp_path: Path
+) -> None:
+    args = [sys.executable, "-m", "skillguard", "select", "--policy", files["policy"]]
+    args += ["--agent", "planner", "--project", files["project"], "--approve", "prompt"]
+    args += ["--audit-log", files["log"], "fill this PDF form"]
+    leader, follower = os.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:
+        # The prompt is read from the terminal's other end while the command writes it.
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the follower end closed: the command is done
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+            if b"or deny [N]?" in b"".join(shown):
+                os.write(leader, b"y\n")
+                return
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    env = {**os.environ, "SKILLGUARD_USER_SKILLS": ""}
+    done = subprocess.run(
+        args,
+        stdin=follower,
+        stderr=follower,
+        capture_output=False,
+        stdout=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    os.close(follower)
+    reader.join(timeout=60)
+    os.close(leader)
+    assert done.returncode == 0
+    assert done.stdout.decode().startswith("selected pdf-forms (workspace")
+    assert b"pdf-forms" in b"".join(shown)  # the human saw what they approved
+    records = [json.loads(line) for line in Path(files["log"]).read_text().splitlines()]
+    granted = [r for r in records if r["event"] == "approval_granted"]
+    assert [(r["skill"], r["approver"]) for r in granted] == [("pdf-forms", "console")]

@@ -208,3 +208,68 @@ def test_t42_refused_characters_that_count_as_printable_are_escaped(char: str) -
     assert char.isprintable()
     shown = f"[U+{ord(char):04X}]"
     assert terminal_safe(char) == terminal_line(char) == reveal(char) == shown
+
+
+# -- line separators and hieroglyph format controls (T115) ---------------------------
+
+HIEROGLYPH_A = "\U00013000"
+HIEROGLYPH_B = "\U00013001"
+VERTICAL_JOINER = "\U00013430"
+BEGIN_SEGMENT = "\U00013437"
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\u2029"])
+@pytest.mark.parametrize(
+    "context", ["## Persona{}## Rules", "\u05e9{}\u05dc", "\u0645{}\u062e", "{}"]
+)
+def test_t115_line_and_paragraph_separators_are_refused_everywhere(char: str, context: str) -> None:
+    text = context.format(char)
+    assert find_hidden(text) == (text.index(char), char)
+    assert reveal(text) == text.replace(char, f"[U+{ord(char):04X}]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(f"{HIEROGLYPH_A}{VERTICAL_JOINER}{HIEROGLYPH_B}", id="joined"),
+        pytest.param(f"{HIEROGLYPH_A}{VERTICAL_JOINER}{BEGIN_SEGMENT}{HIEROGLYPH_B}", id="pair"),
+        pytest.param(f"{BEGIN_SEGMENT}{HIEROGLYPH_A}", id="before-a-sign"),
+        pytest.param(f"{HIEROGLYPH_A}\U0001343f", id="after-a-sign"),
+        pytest.param(f"\U00013460{VERTICAL_JOINER}\U00013461", id="extended-a"),
+    ],
+)
+def test_t115_hieroglyph_format_controls_stay_in_hieroglyphic_text(text: str) -> None:
+    assert find_hidden(text) is None
+    assert reveal(text) is text
+
+
+@pytest.mark.parametrize(
+    ("text", "index"),
+    [
+        pytest.param(f"ignore{VERTICAL_JOINER}rules", 6, id="between-ascii"),
+        pytest.param(f"{VERTICAL_JOINER}", 0, id="alone"),
+        pytest.param(f"\u05e9{VERTICAL_JOINER}\u05dc", 1, id="between-hebrew-letters"),
+        pytest.param(
+            f"{HIEROGLYPH_A}{VERTICAL_JOINER}{VERTICAL_JOINER}{VERTICAL_JOINER}{HIEROGLYPH_B}",
+            2,
+            id="run-of-three",
+        ),
+        pytest.param(f"{HIEROGLYPH_A} \U00013438", 2, id="after-a-space"),
+    ],
+)
+def test_t115_hieroglyph_format_controls_are_refused_elsewhere(text: str, index: int) -> None:
+    assert find_hidden(text) == (index, text[index])
+    assert f"[U+{ord(text[index]):04X}]" in reveal(text)
+
+
+def test_t115_every_format_character_of_every_plane_is_looked_at() -> None:
+    # The astral planes too: every format character (Cf) that Python's Unicode data
+    # knows is looked at, except the visible prepended concatenation marks (Arabic,
+    # Syriac, Kaithi) and the Arabic format marks.
+    visible_cf = {0x0600, 0x0601, 0x0602, 0x0603, 0x0604, 0x0605, 0x06DD, 0x070F}
+    visible_cf |= {0x0890, 0x0891, 0x08E2, 0x110BD, 0x110CD}
+    for code in range(0x110000):
+        if unicodedata.category(chr(code)) == "Cf" and code not in visible_cf:
+            assert chr(code) in SUSPECT_CHARS, f"U+{code:04X}"
+    assert {"\u2028", "\u2029"} <= SUSPECT_CHARS
+    assert terminal_line("a\u2028b\u2029c") == "a[U+2028]b[U+2029]c"

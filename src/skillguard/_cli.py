@@ -25,7 +25,7 @@ import attrs
 
 from ._agents._command import add_agent_command, run_agent_command, run_agent_context
 from ._approval import is_digest
-from ._ci import github_commands, sarif_text
+from ._ci import SarifWriter, github_result, github_skipped
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError, safe_repr
@@ -166,8 +166,15 @@ def _build_parser() -> _Parser:
             "folder) and of the user are searched."
         ),
     )
-    found.add_argument("--format", choices=("text", "json"), default="text")
-    found.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    found.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (the default) or json"
+    )
+    found.add_argument(
+        "--profile",
+        choices=("strict", "compat"),
+        default="strict",
+        help="the parser profile: strict (the default) or compat",
+    )
     found.add_argument("--namespaces", action="store_true", help=_NAMESPACES_HELP)
     found.add_argument("--project", type=_path, help="the project whose roots to search")
     found.add_argument(
@@ -178,7 +185,13 @@ def _build_parser() -> _Parser:
         metavar="DIR",
         help="follow a symlinked skill folder whose target is inside DIR (repeatable)",
     )
-    found.add_argument("roots", nargs="*", metavar="ROOT", type=_path)
+    found.add_argument(
+        "roots",
+        nargs="*",
+        metavar="ROOT",
+        type=_path,
+        help="a folder of skill folders, searched in order (default: the conventional roots)",
+    )
     _add_swarm_commands(commands)
     add_agent_command(commands)
     _add_select_command(commands)
@@ -222,24 +235,37 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
 
     catalog = commands.add_parser("catalog", help="the skills an agent may load")
     loader_options(catalog)
-    catalog.add_argument("--format", choices=("xml", "json"), default="xml")
+    catalog.add_argument(
+        "--format", choices=("xml", "json"), default="xml", help="xml (the default) or json"
+    )
+    catalog.add_argument(
+        "--trust-store", type=_path, help="pinned workspace skills show their description"
+    )
 
     load = commands.add_parser("load", help="load one skill for an agent")
     loader_options(load)
-    load.add_argument("--approve", choices=("deny", "prompt", "trust"), default="deny")
+    load.add_argument(
+        "--approve",
+        choices=("deny", "prompt", "trust"),
+        default="deny",
+        help=(
+            "who approves a workspace skill: deny (the default: nobody), prompt (ask on "
+            "the terminal), trust (the pins of --trust-store, else ask)"
+        ),
+    )
     load.add_argument("--trust-store", type=_path, help="pinned approvals (for --approve trust)")
     load.add_argument("--audit-log", type=_path, help="append hash-chained records here")
     load.add_argument("--audit-key-file", type=_path, help="key the audit records (HMAC)")
-    load.add_argument("name", metavar="NAME")
+    load.add_argument("name", metavar="NAME", help="the skill to load")
 
     trust = commands.add_parser("trust", help="show, pin, list or revoke approvals")
     actions = trust.add_subparsers(dest="action", required=True, parser_class=_Parser)
     listing = actions.add_parser("list", help="every pin of the trust store")
-    listing.add_argument("--trust-store", required=True, type=_path)
+    listing.add_argument("--trust-store", required=True, type=_path, help="the trust store")
     show = actions.add_parser(
         "show", help="what approving a workspace skill covers: its digest, files and grants"
     )
-    show.add_argument("name", metavar="NAME")
+    show.add_argument("name", metavar="NAME", help="the workspace skill")
     show.add_argument("--project", type=_path, help="whose workspace roots to use")
     show.add_argument(
         "--full", action="store_true", help="print every file's text too, as the digest covers it"
@@ -247,26 +273,32 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     add = actions.add_parser(
         "add", help="pin a workspace skill, if its folder's digest is DIGEST (see 'trust show')"
     )
-    add.add_argument("name", metavar="NAME")
-    add.add_argument("digest", metavar="DIGEST", type=_digest)
-    add.add_argument("--trust-store", required=True, type=_path)
+    add.add_argument("name", metavar="NAME", help="the workspace skill")
+    add.add_argument(
+        "digest", metavar="DIGEST", type=_digest, help="the digest 'trust show' printed"
+    )
+    add.add_argument("--trust-store", required=True, type=_path, help="the trust store")
     add.add_argument("--project", type=_path, help="whose workspace roots to use")
     add.add_argument("--by", default="operator", help="who pins")
     revoke = actions.add_parser("revoke", help="remove the pins of a skill")
-    revoke.add_argument("name", metavar="NAME")
-    revoke.add_argument("--trust-store", required=True, type=_path)
+    revoke.add_argument("name", metavar="NAME", help="the skill whose pins to remove")
+    revoke.add_argument("--trust-store", required=True, type=_path, help="the trust store")
     revoke.add_argument("--source", help="only the pin for this skill folder")
 
     audit = commands.add_parser(
         "audit", help="verify, summarize or report on an audit log (an HTML page)"
     )
-    audit.add_argument("action", choices=("verify", "summarize", "report"))
-    audit.add_argument("file", metavar="FILE", type=_path)
+    audit.add_argument(
+        "action",
+        choices=("verify", "summarize", "report"),
+        help="verify the chain, summarize the log, or write its HTML report",
+    )
+    audit.add_argument("file", metavar="FILE", type=_path, help="the audit log")
     audit.add_argument("--key-file", type=_path, help="the HMAC key the log was written with")
     audit.add_argument(
         "--expect-records",
         type=_non_negative,
-        help="verify: the record count shipped elsewhere (catches a deleted tail)",
+        help="verify, report: the record count shipped elsewhere (catches a deleted tail)",
     )
     audit.add_argument(
         "--expect-log-id",
@@ -278,7 +310,12 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
         "--since",
         help="summarize, report: only records at or after this ISO 8601 time (UTC if naive)",
     )
-    audit.add_argument("--format", choices=("text", "json"), default="text")
+    audit.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="summarize: text (the default) or json",
+    )
     _add_audit_report_options(audit)
 
 
@@ -439,13 +476,14 @@ def _skipped_line(entry: dict[str, Any]) -> str:
 
 
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    # Results are written as they come, in text and JSON, so that memory does not grow
-    # with the number of skills; skipped entries (few) and the summary come last. The
-    # GitHub and SARIF formats are written once the run is over.
-    streamed = args.format in ("text", "json")
-    shown: list[dict[str, Any]] = []
+    # Every format is written as the run goes, one skill at a time, so that memory does
+    # not grow with the number of skills. Text and JSON list skipped entries (few) and the
+    # summary last; GitHub and SARIF write each skipped entry as it is found.
+    from . import __version__  # noqa: PLC0415 - avoids an import cycle
+
     skipped: list[dict[str, Any]] = []
-    counts = {"checked": 0, "ok": 0, "shown": 0}
+    counts = {"checked": 0, "ok": 0, "shown": 0, "skipped": 0}
+    sarif = SarifWriter(out, version=__version__) if args.format == "sarif" else None
     if args.format == "json":
         out.write('{\n  "results": [')
     limits = attrs.evolve(DEFAULT_LIMITS, max_dir_entries=args.max_entries)
@@ -457,14 +495,25 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             result["warnings"] = []
         if args.quiet and result["ok"]:
             return
-        if not streamed:
-            shown.append(result)
-        elif args.format == "json":
+        if args.format == "json":
             text = json.dumps(result, indent=2, ensure_ascii=True).replace("\n", "\n    ")
             out.write(f"{',' if counts['shown'] else ''}\n    {text}")
-        else:
+        elif args.format == "text":
             _write_result(result, out)
+        elif sarif is not None:
+            sarif.result(_terminal_safe_result(result))
+        else:
+            out.writelines(f"{line}\n" for line in github_result(_terminal_safe_result(result)))
         counts["shown"] += 1
+
+    def skip(entry: dict[str, Any]) -> None:
+        counts["skipped"] += 1
+        if sarif is not None:
+            sarif.skipped(_terminal_safe_entries([entry])[0])
+        elif args.format == "github":
+            out.write(f"{github_skipped(_terminal_safe_entries([entry])[0])}\n")
+        else:
+            skipped.append(entry)
 
     for path in args.paths:
         try:
@@ -474,7 +523,7 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if isinstance(item, Found):
                     emit(_check(item, args.profile, namespaces=args.namespaces))
                     continue
-                skipped.append(
+                skip(
                     {
                         "path": printed_path(item.path),
                         "code": item.code,
@@ -488,7 +537,7 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "checked": counts["checked"],
         "ok": counts["ok"],
         "failed": counts["checked"] - counts["ok"],
-        "skipped": len(skipped),
+        "skipped": counts["skipped"],
     }
     failed = summary["failed"] > 0 or (args.fail_on_skipped and summary["skipped"] > 0)
     if args.format == "json":
@@ -499,8 +548,13 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rest = json.dumps({"summary": summary, "skipped": skipped}, indent=2, ensure_ascii=True)
         out.write(f"{chr(10) + '  ' if counts['shown'] else ''}],\n{rest[2:]}\n")
         err.writelines(f"skillguard: {_skipped_line(entry)}\n" for entry in skipped)
-    elif args.format in ("github", "sarif"):
-        _write_ci(args.format, shown, skipped, summary, out)
+    elif sarif is not None:
+        sarif.close()
+    elif args.format == "github":
+        out.write(
+            f"skillguard: {summary['checked']} checked, {summary['ok']} ok, "
+            f"{summary['failed']} failed, {summary['skipped']} skipped\n"
+        )
     else:
         _write_text(skipped, summary, out)
     return EXIT_FAILED if failed else EXIT_OK
@@ -517,33 +571,14 @@ def _terminal_safe_entries(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _write_ci(
-    form: str,
-    results: list[dict[str, Any]],
-    skipped: list[dict[str, Any]],
-    summary: dict[str, int],
-    out: TextIO,
-) -> None:
-    from . import __version__  # noqa: PLC0415 - avoids an import cycle
-
-    safe_results = [
-        {
-            **result,
-            "path": terminal_line(result["path"]),
-            "errors": _terminal_safe_entries(result["errors"]),
-            "warnings": _terminal_safe_entries(result["warnings"]),
-        }
-        for result in results
-    ]
-    safe_skipped = _terminal_safe_entries(skipped)
-    if form == "sarif":
-        out.write(sarif_text(safe_results, safe_skipped, version=__version__) + "\n")
-        return
-    out.writelines(f"{line}\n" for line in github_commands(safe_results, safe_skipped))
-    out.write(
-        f"skillguard: {summary['checked']} checked, {summary['ok']} ok, "
-        f"{summary['failed']} failed, {summary['skipped']} skipped\n"
-    )
+def _terminal_safe_result(result: dict[str, Any]) -> dict[str, Any]:
+    """One checked skill with its path, errors and warnings escaped for one line."""
+    return {
+        **result,
+        "path": terminal_line(result["path"]),
+        "errors": _terminal_safe_entries(result["errors"]),
+        "warnings": _terminal_safe_entries(result["warnings"]),
+    }
 
 
 def _write_result(result: dict[str, Any], out: TextIO) -> None:
@@ -579,14 +614,37 @@ def _add_select_command(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
         "--roots", choices=("default", "aide"), default="default", help="the root preset"
     )
     select.add_argument("--trust-store", type=_path, help="pinned workspace skills")
+    select.add_argument(
+        "--approve",
+        choices=("deny", "prompt"),
+        default="deny",
+        help=(
+            "who approves a matching workspace skill nobody pinned: deny (the default: "
+            "nobody) or prompt (ask on the terminal)"
+        ),
+    )
     select.add_argument("--context-file", type=_path, help="workspace signals (file names)")
-    select.add_argument("--max-skills", type=_positive, default=3)
-    select.add_argument("--per-skill-bytes", type=_positive, default=8000)
-    select.add_argument("--total-bytes", type=_positive, default=32000)
+    select.add_argument(
+        "--max-skills", type=_positive, default=3, help="at most N skills (default 3)"
+    )
+    select.add_argument(
+        "--per-skill-bytes",
+        type=_positive,
+        default=8000,
+        help="each skill's block at most N bytes, cut visibly (default 8000)",
+    )
+    select.add_argument(
+        "--total-bytes",
+        type=_positive,
+        default=32000,
+        help="the whole text at most N bytes (default 32000)",
+    )
     select.add_argument("--audit-log", type=_path, help="append hash-chained records here")
     select.add_argument("--audit-key-file", type=_path, help="key the audit records (HMAC)")
-    select.add_argument("--format", choices=("text", "json"), default="text")
-    select.add_argument("task", metavar="TASK")
+    select.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (the default) or json"
+    )
+    select.add_argument("task", metavar="TASK", help="the task, as the agent was given it")
 
 
 def _positive(value: str) -> int:

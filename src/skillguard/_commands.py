@@ -8,6 +8,7 @@ no ESC, C1 control, DEL or hidden character reaches it raw; threat-model.md T42)
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sys
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import TextIO
 
-    from ._approval import Approver, PinningApprover
+    from ._approval import ApprovalRequest, Approver, AsyncApprover, Decision, PinningApprover
     from ._errors import SkillError
 
 __all__ = [
@@ -88,7 +89,11 @@ def _key(path: str) -> bytes:
     return key
 
 
-def _loader(args: argparse.Namespace, approver: Approver | PinningApprover = deny_all) -> Loader:
+def _loader(
+    args: argparse.Namespace,
+    approver: Approver | PinningApprover = deny_all,
+    trust_store: TrustStore | None = None,
+) -> Loader:
     embedded = EmbeddedSkills.from_directory(args.embedded) if args.embedded else None
     audit = None
     if getattr(args, "audit_log", None):
@@ -100,6 +105,7 @@ def _loader(args: argparse.Namespace, approver: Approver | PinningApprover = den
         workspace=default_roots(args.project),
         approver=approver,
         audit=Auditor(audit),
+        trust_store=trust_store,
     )
 
 
@@ -112,7 +118,13 @@ def report(err: TextIO, error: SkillError) -> int:
 
 def run_catalog(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     del err  # refusals are reported by the caller (``report``)
-    handle = _loader(args).bind(args.agent)
+    store = None
+    if args.trust_store:
+        store = TrustStore(args.trust_store)
+        # Read once now: a store the operator named and that cannot be read is an error
+        # here, not a catalog that quietly shows pinned skills by name only.
+        store.pins()
+    handle = _loader(args, trust_store=store).bind(args.agent)
     text = handle.catalog_json() + "\n" if args.format == "json" else handle.catalog_xml()
     out.write(terminal_safe(text))
     return EXIT_OK
@@ -150,9 +162,20 @@ def run_select(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"the context file cannot be read, is not UTF-8 or is over "
                 f"{_MAX_CONTEXT_BYTES} bytes",
             ) from exc
-    approver: Approver | PinningApprover = deny_all
+    # With --approve prompt a human is asked, on the terminal, about each matching
+    # workspace skill nobody approved or pinned (in rank order, only until --max-skills
+    # are served); otherwise nobody is asked and only pinned skills are served.
+    console = ConsoleApprover(sys.stdin, sys.stderr)
+
+    async def ask_here(request: ApprovalRequest) -> Decision:
+        # Asked in the event loop's own thread, not in a worker: Ctrl-C at the prompt
+        # then ends the command at once, with no thread left blocked on the terminal.
+        return console(request)
+
+    fallback: Approver | AsyncApprover = ask_here if args.approve == "prompt" else deny_all
+    approver: Approver | AsyncApprover | PinningApprover = fallback
     if args.trust_store:
-        approver = TrustStore(args.trust_store).approver(deny_all)
+        approver = TrustStore(args.trust_store).approver(fallback)
     audit = None
     if args.audit_log:
         audit = AuditLog(
@@ -167,14 +190,19 @@ def run_select(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         approver=approver,
         audit=Auditor(audit),
         registry=registry,
+        # A human at the terminal answers in their own time, as for ``load``.
+        approval_timeout=None,
     ) as loader:
-        selection = loader.bind(args.agent).select(
-            args.task,
-            context=context,
-            max_skills=args.max_skills,
-            per_skill_bytes=args.per_skill_bytes,
-            total_bytes=args.total_bytes,
-        )
+        handle = loader.bind(args.agent)
+        caps: dict[str, int] = {
+            "max_skills": args.max_skills,
+            "per_skill_bytes": args.per_skill_bytes,
+            "total_bytes": args.total_bytes,
+        }
+        if args.approve == "prompt":
+            selection = asyncio.run(handle.aselect(args.task, context=context, **caps))
+        else:
+            selection = handle.select(args.task, context=context, **caps)
     if args.format == "json":
         out.write(json.dumps(selection.as_dict(), indent=2, ensure_ascii=True) + "\n")
         return EXIT_OK

@@ -76,6 +76,10 @@ class EmbeddedSkills:
             name: tuple(slot for slot in _RESOURCE_SLOTS if slot in set(folders))
             for name, folders in (slots or {}).items()
         }
+        # The manifest digest of each skill's files, computed when first selected: the
+        # files never change, and hashing them at every selection would cost as much as
+        # the files weigh (15 ms for 5 MB of resources).
+        self._digests: dict[str, str] = {}
 
     @classmethod
     def from_directory(

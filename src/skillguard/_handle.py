@@ -26,10 +26,14 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
    per agent and in total; an evicted request is audited.
 8. ``select`` (seed 003, ``_select``) is a ranking over the same candidates a catalog
    shows, never a grant: it serves a workspace skill only from a snapshot approved for
-   the agent or pinned (``aselect`` may ask the approver), and writes
-   ``skills_selected`` with the task's hash before it returns (T80-T84).
+   the agent or pinned (``aselect`` may ask the approver), and writes one
+   ``skill_selected`` record per skill (its snapshot digest) and ``skills_selected``
+   (the task's and the composed text's hashes) before it returns (T80-T84, T127).
 9. The skill tool (seed 004, ``_tool``) reads a model's arguments strictly and checks
    the requested name is a skill name before it authorizes it (T85-T86).
+10. ``deactivate`` withdraws one agent's approval of a skill: nothing more is served
+    from it (selection, files, tool grant, catalog text) until an approver approves
+    again (T128).
 
 A handle is immutable and keeps no state of its own: what it decides from, and the
 approvals' bookkeeping, are its ``Loader``'s (``_loader``), behind the loader's lock, so
@@ -42,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import secrets
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -61,6 +66,7 @@ from ._errors import (
     SkillError,
     SkillUsageError,
 )
+from ._fs import SKILL_FILE
 from ._loader import Loader, UnknownSkillError, _check_timeout, _Flight, _folder, _Issued, _unknown
 from ._model import Skill
 from ._render import catalog_json, catalog_xml
@@ -74,6 +80,7 @@ from ._select import (
     task_digest,
 )
 from ._served import LoadedSkill, PreparedLoad, Source, ToolDescriptor, _descriptor
+from ._snapshot import ManifestFile, manifest_digest
 from ._tool import ToolInfo, requested_name
 from ._tool import execution_id as tool_execution_id
 from ._tools import narrow
@@ -240,7 +247,9 @@ class AgentSkills:
         are candidates; a workspace skill is served only from a snapshot approved for
         this agent or pinned in the trust store (the approver is asked for a pinned one),
         and otherwise skipped with a reason; use ``aselect`` to await the approver.
-        Records ``skills_selected`` with the task's sha256, never its text. Raises
+        Records each skill's snapshot digest (``skill_selected``), then
+        ``skills_selected`` with the sha256 of the task (never its text) and of the
+        composed text. Raises
         ``SkillUsageError`` for a bad argument and ``AuditError``."""
         args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
         ranked, warnings = self._ranked(args[0], args[1])
@@ -414,25 +423,48 @@ class AgentSkills:
                     size,
                     cut,
                     "registry" if match.tier else "description",
+                    _served_digest(served),
                 )
             )
         selection = Selection(
             self.agent, task_digest(task), tuple(items), tuple(skipped), "".join(blocks), warnings
         )
-        self._loader.auditor.emit(
+        self._audit_selection(selection)
+        return selection
+
+    def _audit_selection(self, selection: Selection) -> None:
+        """One ``skill_selected`` record per skill (what it was served from), then the
+        ``skills_selected`` record (the task's and the composed text's sha256), all under
+        one selection id: a reviewer can tell exactly what the agent was given."""
+        auditor = self._loader.auditor
+        selection_id = secrets.token_hex(16)
+        for item in selection.items:
+            auditor.emit(
+                "skill_selected",
+                agent=self.agent,
+                skill=item.name,
+                source=item.source,
+                decision="allow",
+                size=item.bytes,
+                digest=item.digest,
+                reason="cut at per_skill_bytes" if item.truncated else "whole",
+                request_id=selection_id,
+            )
+        auditor.emit(
             "skills_selected",
             agent=self.agent,
-            decision="allow" if items else "none",
+            decision="allow" if selection.items else "none",
             skill=",".join(selection.names) or None,
             size=selection.total_bytes,
             sha256=selection.task_sha256,
+            digest=selection.text_sha256,
             reason="; ".join(
                 f"{item.name}: {item.bytes} bytes{', truncated' if item.truncated else ''}"
-                for item in items
+                for item in selection.items
             )
             or "nothing matched",
+            request_id=selection_id,
         )
-        return selection
 
     # Tier 2 ------------------------------------------------------------------------
 
@@ -691,6 +723,36 @@ class AgentSkills:
             raise SkillUsageError("bad_argument", "effective_tools takes a name or a LoadedSkill")
         return narrow(granted, skill.allowed_tools)
 
+    def deactivate(self, name: str) -> bool:
+        """Withdraw this agent's approval of workspace skill *name* in this loader (seed
+        002's ``deactivate``). From now on ``select`` does not serve it and
+        ``tool_descriptor`` shows its name only; a ``LoadedSkill`` already handed out
+        refuses ``read_resource`` and ``effective_tools``; catalogs show its name only
+        unless another agent's approval or a pin covers that ``SKILL.md``; and the next
+        ``load`` or ``aselect`` asks the approver again. A pin is the operator's and is
+        not touched (``TrustStore.revoke``); text already handed out cannot be taken
+        back. Returns whether there was an approval to withdraw, and records
+        ``skill_deactivated`` (with the digest approved last) when there was. Raises
+        ``SkillUsageError`` for a name that is not a str, and ``AuditError``."""
+        if not isinstance(name, str):
+            raise SkillUsageError("bad_argument", "a skill name must be a str")
+        withdrawn = self._loader._forget(self.agent, name)  # noqa: SLF001
+        if withdrawn is None:
+            return False
+        digest, count = withdrawn
+        # Withdrawn before it is recorded: a log that cannot be written must not keep
+        # an approval the host asked to drop.
+        self._loader.auditor.emit(
+            "skill_deactivated",
+            agent=self.agent,
+            skill=name,
+            source="workspace",
+            decision="revoke",
+            digest=digest,
+            reason=f"{count} approved snapshot(s) withdrawn for this agent; digest: the last",
+        )
+        return True
+
     def audit_summary(self, args: str | Mapping[str, object]) -> str:
         return audit_summary(args)
 
@@ -853,6 +915,26 @@ def _selection_args(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise SkillUsageError("bad_argument", f"{what} must be a positive int")
     return task, text, max_skills, per_skill, total  # type: ignore[return-value]
+
+
+def _served_digest(loaded: LoadedSkill) -> str:
+    """The manifest digest of the files *loaded* is served from: its approved snapshot's,
+    or, for an embedded skill, the same digest over its files (computed once)."""
+    served = loaded._served  # noqa: SLF001 - a value the handle serves
+    if served is not None:
+        return served.snapshot.digest
+    embedded = loaded._loader.embedded  # noqa: SLF001
+    known = embedded._digests.get(loaded.name)  # noqa: SLF001
+    if known is not None:
+        return known
+    files = [ManifestFile(SKILL_FILE, loaded.skill.size, loaded.skill.sha256)]
+    for path in embedded.resources(loaded.name):
+        data = embedded.read_resource(loaded.name, path)
+        files.append(ManifestFile(path, len(data), hashlib.sha256(data).hexdigest()))
+    digest = manifest_digest(tuple(sorted(files, key=lambda entry: entry.path)))
+    # Two threads may both compute it: they store the same value.
+    embedded._digests[loaded.name] = digest  # noqa: SLF001
+    return digest
 
 
 def _location(meta: SkillMeta) -> str:

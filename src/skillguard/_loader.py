@@ -226,11 +226,12 @@ class Loader:
         # Pending approvals, per agent, oldest first; and the bytes each keeps alive.
         self._pending: dict[str, OrderedDict[str, _Issued]] = {}
         self._pending_bytes: Counter[str] = Counter()
-        # (agent, name) -> the snapshot last approved for that agent; and, per name, the
-        # SKILL.md hashes a human approved (a catalog shows their description).
+        # (agent, name) -> the snapshot last approved for that agent; and the SKILL.md
+        # hashes a human approved for it (a catalog shows their description). Kept per
+        # agent so that one agent's ``deactivate`` withdraws only its own approvals.
         self._approved: dict[tuple[str, str], _Served] = {}
         self._approved_digests: dict[tuple[str, str], set[str]] = {}
-        self._approved_sha: dict[str, set[str]] = {}
+        self._approved_sha: dict[tuple[str, str], set[str]] = {}
         self._inflight: dict[_FlightKey, _Flight] = {}
         # Loads waiting for an approver, per agent: counted in the pending bounds too.
         self._inflight_count: Counter[str] = Counter()
@@ -389,7 +390,9 @@ class Loader:
         if self.show_unapproved_descriptions:
             return lambda _: True
         with self._lock:
-            approved = {name: frozenset(shas) for name, shas in self._approved_sha.items()}
+            approved: dict[str, set[str]] = {}
+            for (_, name), shas in self._approved_sha.items():
+                approved.setdefault(name, set()).update(shas)
         pins: dict[tuple[str, str], str] | None = None
 
         def reviewed(meta: SkillMeta) -> bool:
@@ -743,7 +746,18 @@ class Loader:
             self._approved_digests.setdefault((agent, skill.name), set()).add(
                 served.snapshot.digest
             )
-            self._approved_sha.setdefault(skill.name, set()).add(skill.sha256)
+            self._approved_sha.setdefault((agent, skill.name), set()).add(skill.sha256)
+
+    def _forget(self, agent: str, name: str) -> tuple[str, int] | None:
+        """Withdraw *agent*'s approvals of skill *name*: the digest of the snapshot
+        approved last and how many were withdrawn, or ``None`` if there were none."""
+        with self._lock:
+            latest = self._approved.pop((agent, name), None)
+            self._approved_sha.pop((agent, name), None)
+            digests = self._approved_digests.pop((agent, name), set())
+        if latest is None:
+            return None
+        return latest.snapshot.digest, len(digests)
 
     def _was_approved(self, agent: str, served: _Served) -> bool:
         key = (agent, served.snapshot.skill.name)

@@ -18,8 +18,9 @@ keeps ``os`` and ``open`` out of it. The rules, applied in this order:
    parentheses only; unbalanced ones are ``malformed_tools``). Claude Code's own skill
    fields are typed too: two flags that accept only the YAML 1.2 core booleans, and
    four strings.
-6. The body: a character that hides or reorders text is refused under ``strict``
-   (with its line and column) and reported by a ``hidden_character`` warning under
+6. The body: a character that hides or reorders text, or a control that some readers
+   take for a line break (VT, FF, FS, GS, RS, NEL), is refused under ``strict`` (with
+   its line and column) and reported by a ``hidden_character`` warning under
    ``compat``, where the renderers show it escaped.
 
 ``parse_skill`` returns a ``Skill`` or raises ``MalformedSkillError``; any other
@@ -52,10 +53,12 @@ if TYPE_CHECKING:
 __all__ = [
     "FORBIDDEN_CHARS",
     "FORBIDDEN_RANGES",
+    "LINE_BREAK_CONTROLS",
     "NAME_MAX",
     "SkillCheck",
     "check_skill",
     "frontmatter_fields",
+    "hidden_in_body",
     "is_valid_name",
     "name_problem",
     "parse_skill",
@@ -386,6 +389,57 @@ def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:
     return frontmatter, body, 2
 
 
+# Controls that some readers take for a line break (Python's ``str.splitlines``: VT, FF,
+# FS, GS, RS and NEL) while CommonMark, Git and skillguard's section parser do not (T115).
+LINE_BREAK_CONTROLS: Final = "\x0b\x0c\x1c\x1d\x1e\x85"
+
+
+def hidden_in_body(body: str, first_line: int) -> tuple[str, int, int, str] | None:
+    """The first character of *body* that hides or reorders text (threat-model.md T41),
+    or that is a line break to some readers only (T115), as the code to refuse it with,
+    its file line, its column and a reason that names it; ``None`` when there is none.
+
+    *first_line* is the file line the body starts on. The one body rule of every
+    document with a body (a SKILL.md, an agent file): the caller refuses under
+    ``strict`` and warns under ``compat``. Other controls are the renderers' concern:
+    they show every one escaped (T42).
+    """
+    # isascii() is O(1), and every character the character rules refuse is non-ASCII.
+    hidden = None if body.isascii() else find_hidden(body)
+    end = len(body) if hidden is None else hidden[0]
+    control = None
+    # Spelled out: six C-speed membership tests cost a fraction of a microsecond on a
+    # body that holds none (nearly all), where a loop of find() calls costs several.
+    if (
+        "\x0b" in body
+        or "\x0c" in body
+        or "\x1c" in body
+        or "\x1d" in body
+        or "\x1e" in body
+        or "\x85" in body
+    ):
+        for char in LINE_BREAK_CONTROLS:
+            at = body.find(char, 0, end)
+            if at >= 0:
+                end, control = at, char
+    if control is not None:
+        code = "control_character"
+        what = (
+            f"the control character U+{ord(control):04X} in the body (a line break to some readers)"
+        )
+    elif hidden is not None and hidden[1] in "\u2028\u2029":
+        code = "forbidden_character"
+        what = f"the separator U+{ord(hidden[1]):04X} in the body (a line break to some readers)"
+    elif hidden is not None:
+        code = "forbidden_character"
+        what = f"the invisible or bidirectional character U+{ord(hidden[1]):04X} in the body"
+    else:
+        return None
+    line = first_line + body.count("\n", 0, end)
+    column = end - (body.rfind("\n", 0, end) + 1) + 1
+    return code, line, column, what
+
+
 # -- fields -------------------------------------------------------------------------
 
 
@@ -434,16 +488,12 @@ class _Fields:
     def body(self, body: str, first_line: int) -> None:
         """Refuse (strict) or report (compat) a character in the body that hides or
         reorders text; under compat the renderers show it escaped (``_text.reveal``)."""
-        found = find_hidden(body)
+        found = hidden_in_body(body, first_line)
         if found is None:
             return
-        index, char = found
-        line_start = body.rfind("\n", 0, index) + 1
-        line = first_line + body.count("\n", 0, index)
-        column = index - line_start + 1
-        what = f"the invisible or bidirectional character U+{ord(char):04X} in the body"
+        code, line, column, what = found
         if not self.compat:
-            raise MalformedSkillError("forbidden_character", what, line=line, column=column)
+            raise MalformedSkillError(code, what, line=line, column=column)
         self.warnings.append(
             SkillWarning(
                 "hidden_character",
@@ -687,8 +737,7 @@ def _build(
         else None
     )
     body, body_line = body_at
-    if not body.isascii():  # O(1): every character the body check refuses is non-ASCII
-        _attempt(errors, lambda: check.body(body, body_line))
+    _attempt(errors, lambda: check.body(body, body_line))
     # Optional fields are checked only when present: most skills have two to four.
     optional: dict[str, object] = {}
     for key, attribute, read in _OPTIONAL:

@@ -1,6 +1,6 @@
 """The audit report: one self-contained HTML page of an audit log, for people to review.
 
-Rules (threat-model.md T95-T99):
+Rules (threat-model.md T95-T99, T116):
 
 * The log is hostile input. Every string that came from it reaches the page through
   ``_cell`` only: bounded (``MAX_CELL_CHARS``), every hidden character, control and bidi
@@ -21,6 +21,14 @@ Rules (threat-model.md T95-T99):
   ``MAX_TABLE_ROWS`` rows and says how many earlier ones it left out; the timeline has
   at most ``MAX_LANES`` agent lanes of ``TIMELINE_BINS`` bins, whose width doubles as the
   log grows. Counts always cover every record the filters let through.
+* What the page adds can never be mistaken for what the log says (T116): a timeline
+  lane is keyed by what it gathers, an agent's name or a catch-all key no name can
+  take, and an agent's label is always its name in quotes (numbered after the quote
+  when two would read the same), while the catch-all lanes (no agent, the agents
+  beyond the lane limit) come last, in italics, unquoted. The page's own rows of a
+  count table are one cell across its foot, and the log's times in the page's
+  sentences are set as code. No two values read the same: ``_cell`` also reveals a
+  "[U+" the value spells itself and the blanks a page would not show (``_shown``).
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections import deque
+import re
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -81,8 +90,17 @@ _KINDS = (
     (_DENIAL, "denials"),
     (_CONTAINMENT, "containment refusals"),
 )
-_NO_AGENT = "(no agent)"
-_OTHER_AGENTS = "(other agents)"
+# A lane is keyed by what it gathers, never by a name alone: an agent's lane by
+# ("agent", its name), the two catch-all lanes by keys no agent name can take. Their
+# labels differ by construction too: an agent's name is always shown in quotes, a
+# catch-all's label never starts with one and is set in italics.
+_AGENT_LANE = "agent"
+_NO_AGENT_LANE = ("no-agent", "")
+_OTHER_AGENTS_LANE = ("other-agents", "")
+_CATCH_ALL_LABELS = {
+    _NO_AGENT_LANE: "(records naming no agent)",
+    _OTHER_AGENTS_LANE: "(every later agent)",
+}
 
 # The per-record tables: title, which records, and their columns.
 _DENIAL_COLUMNS = ("line", "time", "agent", "skill", "event", "code", "reason")
@@ -132,10 +150,11 @@ def _kind(record: Mapping[str, object]) -> str | None:
 
 
 def _name(value: object) -> str | None:
-    """A value as a bounded name to count, ``None`` when absent or empty."""
+    """A value as a bounded name to count, ``None`` when absent or empty. One character
+    over the cap is kept, so that ``_cell`` shows the name as cut ("...")."""
     if value is None or value == "":
         return None
-    return str(value)[:MAX_CELL_CHARS]
+    return str(value)[: MAX_CELL_CHARS + 1]
 
 
 class _Counts:
@@ -177,7 +196,7 @@ class _Timeline:
     def __init__(self) -> None:
         self.width = 1
         self.count = 0
-        self.lanes: dict[str, list[dict[str, int]]] = {}
+        self.lanes: dict[tuple[str, str], list[dict[str, int]]] = {}
         self.first_times: list[str | None] = [None] * TIMELINE_BINS
         self.last_times: list[str | None] = [None] * TIMELINE_BINS
 
@@ -192,10 +211,10 @@ class _Timeline:
         self.last_times[slot] = time
         if kind is None:
             return
-        lane = agent if agent is not None else _NO_AGENT
+        lane = (_AGENT_LANE, agent) if agent is not None else _NO_AGENT_LANE
         if lane not in self.lanes:
             if len(self.lanes) >= MAX_LANES - 1:
-                lane = _OTHER_AGENTS
+                lane = _OTHER_AGENTS_LANE
             self.lanes.setdefault(lane, [{} for _ in range(TIMELINE_BINS)])
         marks = self.lanes[lane][slot]
         marks[kind] = marks.get(kind, 0) + 1
@@ -237,7 +256,7 @@ class _Collector:
 
     def add(self, line: int, record: Mapping[str, object]) -> None:
         agent = _name(record.get("agent"))
-        time = str(record.get("time", ""))[:MAX_CELL_CHARS]
+        time = str(record.get("time", ""))[: MAX_CELL_CHARS + 1]
         if self.agent is not None and record.get("agent") != self.agent:
             return
         if self.since is not None and time < self.since:
@@ -272,25 +291,76 @@ def _bounded(record: Mapping[str, object]) -> dict[str, object]:
 # -- the page -------------------------------------------------------------------------
 
 
+# Blanks a reader cannot count: spaces at either end of a value (HTML and SVG drop or
+# hide them) and every blank but the ASCII space (no-break, em, ideographic, ...).
+_ODD_BLANKS: Final = re.compile(r"\A +| +\Z|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def _shown(text: str) -> str:
+    """*text* as a reviewer must read it: hidden characters and controls revealed
+    (``_text.terminal_line``), a "[U+" the value spells itself revealed, and the blanks
+    a page would not show revealed too, so that two values never read the same (T116).
+    The page keeps runs of inner spaces (``white-space: pre-wrap`` / ``pre``)."""
+    if "[U+" in text:
+        # A log value that spells a revealed character itself ("a[U+202E]b") must not
+        # read like one that holds it: its own "[" is revealed, so that every "[U+"
+        # on the page is the page's.
+        text = text.replace("[U+", "[U+005B]U+")
+    text = terminal_line(text)
+    if " " not in text and text.isascii():
+        return text
+    return _ODD_BLANKS.sub(lambda found: "".join(f"[U+{ord(c):04X}]" for c in found.group()), text)
+
+
 def _cell(value: object) -> str:
     """The one way a value from the log reaches the page: bounded, hidden characters
-    revealed, then HTML-escaped (quotes too, so it is safe in an attribute as well)."""
+    and odd blanks revealed, then HTML-escaped (quotes too, so it is safe in an
+    attribute as well)."""
     if value is None:
         return ""
     text = str(value)
     if len(text) > MAX_CELL_CHARS:
         text = text[:MAX_CELL_CHARS] + "..."
-    return html.escape(terminal_line(text), quote=True)
+    return html.escape(_shown(text), quote=True)
 
 
-def _label(value: str) -> str:
-    """A lane label as ``_cell`` gives it, shortened in the middle after hidden
-    characters are revealed, so that it fits its column and keeps both ends."""
-    text = terminal_line(value[:MAX_CELL_CHARS])
-    if len(text) > _LABEL_CHARS:
-        half = (_LABEL_CHARS - 3) // 2
+def _label(lane: tuple[str, str], width: int | None = None) -> tuple[str, str]:
+    """A lane's label and its full title, escaped: an agent's name in quotes (shortened
+    in the middle after hidden characters are revealed, so that it fits *width* and
+    keeps both ends, the quotes included), a catch-all lane's own words."""
+    kind, name = lane
+    if kind != _AGENT_LANE:
+        words = _CATCH_ALL_LABELS[lane]
+        return words, words
+    width = _LABEL_CHARS if width is None else width
+    text = _shown(name[: MAX_CELL_CHARS + 1])
+    if len(text) > width - 2:
+        half = (width - 5) // 2
         text = text[:half] + "..." + text[-half:]
-    return html.escape(text, quote=True)
+    return html.escape(f'"{text}"', quote=True), f'agent "{_cell(name)}"'
+
+
+def _lane_labels(lanes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The label and title of each lane, told apart when they would read the same.
+
+    Two names can when shortened in the middle. Such lanes are numbered after the
+    closing quote (``#1``, ``#2``, in lane order), where no name can put anything (T116).
+    """
+    labels = [_label(lane) for lane in lanes]
+    seen_labels = Counter(label for label, _ in labels)
+    seen_titles = Counter(title for _, title in labels)
+    numbered: list[tuple[str, str]] = []
+    number = 0
+    for lane, (label, title) in zip(lanes, labels, strict=True):
+        if seen_labels[label] == 1 and seen_titles[title] == 1:
+            numbered.append((label, title))
+            continue
+        # One count across every such lane: no two numbered labels can read the same,
+        # and none can read like an unnumbered one, which ends with its quote.
+        number += 1
+        short, _ = _label(lane, _LABEL_CHARS - 4)
+        numbered.append((f"{short} #{number}", f"{title} #{number}"))
+    return numbered
 
 
 _STYLE = """
@@ -307,12 +377,13 @@ h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
 .needs-key,.wrong-key{border-color:#8250df;background:#fbefff}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td{overflow-wrap:break-word;max-width:420px}
+th{background:#f6f8fa}td{overflow-wrap:break-word;max-width:420px;white-space:pre-wrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 .counts{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 td.t{white-space:nowrap}
 .note{color:#57606a}
-code,.mono{font-family:ui-monospace,monospace;font-size:12px}
+code,.mono{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap}
+svg text{white-space:pre}
 td.mono{overflow-wrap:anywhere;min-width:15ch}
 svg{max-width:100%;height:auto;border:1px solid #d0d7de}
 .legend svg{border:0;vertical-align:middle}
@@ -407,15 +478,19 @@ def _timeline_svg(timeline: _Timeline) -> str:
         ),
         '<title id="timeline-title">Decisions per agent, in log order</title>',
     ]
-    for row, (lane, bins) in enumerate(timeline.lanes.items()):
+    # The agents' lanes first, in the order they appear; the catch-all lanes last.
+    lanes = sorted(timeline.lanes.items(), key=lambda item: item[0][0] != _AGENT_LANE)
+    labels = _lane_labels([lane for lane, _ in lanes])
+    for row, ((lane, bins), (label, title)) in enumerate(zip(lanes, labels, strict=True)):
         top = row * _LANE_HEIGHT + 4
         shade = "#f6f8fa" if row % 2 == 0 else "#ffffff"
         out.append(
             f'<rect x="0" y="{top}" width="{width}" height="{_LANE_HEIGHT}" fill="{shade}"/>'
         )
+        style = "" if lane[0] == _AGENT_LANE else ' font-style="italic"'
         out.append(
             f'<text x="6" y="{top + _LANE_HEIGHT / 2 + 4:.1f}" font-size="12" '
-            f'font-family="sans-serif"><title>{_cell(lane)}</title>{_label(lane)}</text>'
+            f'font-family="sans-serif"{style}><title>{title}</title>{label}</text>'
         )
         for slot in range(used):
             marks = bins[slot]
@@ -430,7 +505,7 @@ def _timeline_svg(timeline: _Timeline) -> str:
                 y = top + 6 + index * _LANE_ROW + _LANE_ROW / 2
                 size = 4.0 if count == 1 else 5.0 if count < 10 else 6.0
                 out.append(
-                    f"<g><title>{_cell(lane)}: {words} {count}, {span}</title>"
+                    f"<g><title>{title}: {words} {count}, {span}</title>"
                     f"{_marker(kind, x, y, size)}</g>"
                 )
     axis = _LANE_HEIGHT * len(timeline.lanes) + 20
@@ -449,18 +524,23 @@ def _counts_table(title: str, counts: _Counts) -> str:
     ordered = sorted(counts.counts.items(), key=lambda item: (-item[1], item[0]))
     shown, rest = ordered[:_SHOWN_COUNTS], ordered[_SHOWN_COUNTS:]
     rows = [f'<tr><td>{_cell(name)}</td><td class="n">{count}</td></tr>' for name, count in shown]
+    # The page's own rows span both columns, in the table's foot: a name from the log
+    # always has a cell of its own and a count beside it, so no name can pass for them
+    # (T116).
+    foot = ""
     others = sum(count for _, count in rest) + counts.uncounted
     if others:
         names = len(rest) + (counts.uncounted and 1)
-        rows.append(
-            f'<tr><td class="note">{"more than " if counts.uncounted else ""}{names} other '
-            f'names</td><td class="n">{others}</td></tr>'
+        more = "more than " if counts.uncounted else ""
+        foot = (
+            f'<tfoot><tr><td class="note" colspan="2">and {more}{names} other names: '
+            f"{others} records</td></tr></tfoot>"
         )
-    if not rows:
-        rows.append('<tr><td class="note">none</td><td class="n">0</td></tr>')
+    elif not rows:
+        foot = '<tfoot><tr><td class="note" colspan="2">none</td></tr></tfoot>'
     return (
         f"<table><thead><tr><th>{title}</th><th>records</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<tbody>{''.join(rows)}</tbody>{foot}</table>"
     )
 
 
@@ -592,8 +672,11 @@ def _page(
         _banner(result, unread, expected_log_id),
     ]
     if shown_body:
+        # The times are the log's words inside the page's sentence: set apart as code,
+        # so that a forged time cannot read as the page's own (T116).
         span = (
-            f"from {_cell(collected.first_time)} to {_cell(collected.last_time)}"
+            f"from <code>{_cell(collected.first_time)}</code> to "
+            f"<code>{_cell(collected.last_time)}</code>"
             if collected.total
             else "none"
         )
@@ -605,7 +688,10 @@ def _page(
         parts.append('<h2 id="timeline">Timeline of decisions per agent</h2>')
         parts.append(
             '<p class="note">Left to right in log order; each mark is one or more records '
-            "(a larger mark, more of them). Hover a mark for its count and times.</p>"
+            "(a larger mark, more of them). Hover a mark for its count and times. Each "
+            "agent's lane is labelled with its name in quotes; the lanes in italics, last, "
+            "gather the records that name no agent and the agents that came after the "
+            f"first {MAX_LANES - 1} lanes were taken.</p>"
         )
         parts.append(_legend())
         parts.append(_timeline_svg(collected.timeline))

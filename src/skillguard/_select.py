@@ -284,7 +284,13 @@ def _parse_registry(data: Mapping[str, YamlValue], lines: KeyLines) -> dict[str,
 
 @attrs.frozen
 class SelectedSkill:
-    """One selected skill: its rank signal and what it costs in the prompt."""
+    """One selected skill: its rank signal and what it costs in the prompt.
+
+    ``digest`` is the manifest digest of the files it was served from: the approved
+    snapshot of a workspace skill, or the same digest over an embedded skill's files
+    (what ``trust show`` prints for that folder). It is in the ``skill_selected`` audit
+    record, so a reviewer can tell exactly what the agent was given.
+    """
 
     name: str
     source: str
@@ -293,6 +299,7 @@ class SelectedSkill:
     bytes: int
     truncated: bool
     via: str  # "registry" or "description"
+    digest: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -303,6 +310,7 @@ class SelectedSkill:
             "truncated": self.truncated,
             "matched": list(self.matched),
             "via": self.via,
+            "digest": self.digest,
         }
 
 
@@ -341,10 +349,16 @@ class Selection:
     def total_bytes(self) -> int:
         return len(self.text.encode("utf-8"))
 
+    @property
+    def text_sha256(self) -> str:
+        """The sha256 of ``text`` as UTF-8: what the ``skills_selected`` record keeps."""
+        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
+
     def as_dict(self) -> dict[str, object]:
         return {
             "agent": self.agent,
             "task_sha256": self.task_sha256,
+            "text_sha256": self.text_sha256,
             "selected": [item.as_dict() for item in self.items],
             "skipped": [item.as_dict() for item in self.skipped],
             "warnings": list(self.warnings),

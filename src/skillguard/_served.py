@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from ._approval import ApprovalRequiredError
 from ._errors import SkillContainmentError
 from ._render import activation_text
 from ._snapshot import Snapshot, read_verified
@@ -136,11 +137,32 @@ class LoadedSkill:
     def read_resource(self, path: str) -> bytes:
         """One file of the skill. Raises ``SkillUsageError`` (a path that is not a str),
         ``SkillNotFoundError`` (``missing``: not in the skill, or not approved),
+        ``ApprovalRequiredError`` (``not_approved``: the approval was withdrawn),
         ``SkillContainmentError`` (``changed_after_approval``, ``path_escape``,
         ``bad_name``) and ``AuditError``."""
         if self._served is None:
             return self._loader.embedded.read_resource(self.name, path)
         served = self._served
+        if not self._loader._was_approved(self.agent, served):  # noqa: SLF001
+            # Withdrawn (``AgentSkills.deactivate``): nothing more is served from it.
+            error = ApprovalRequiredError(
+                "not_approved",
+                "this agent's approval of the skill was withdrawn: load it again",
+                name=self.name,
+                agent=self.agent,
+            )
+            self._loader.auditor.emit(
+                "load_denied",
+                agent=self.agent,
+                skill=self.name,
+                source="workspace",
+                decision="deny",
+                code=error.code,
+                reason=error.reason,
+                path=path,
+                digest=served.snapshot.digest,
+            )
+            raise error
         try:
             return read_verified(served.root, served.location, served.snapshot, path)
         except SkillContainmentError as exc:

@@ -15,8 +15,9 @@ place a real script needs it:
   Mongolian vowel separator, the combining grapheme joiner, the Hangul fillers, the
   Khmer inherent vowels (deprecated by Unicode), the shorthand and musical format
   controls, the interlinear annotation characters (they mark text to be hidden), the
-  soft hyphen, and every unassigned default-ignorable code point (a later Unicode
-  version may give it a meaning no reviewer sees).
+  soft hyphen, the line and paragraph separators U+2028 and U+2029, and every
+  unassigned default-ignorable code point (a later Unicode version may give it a
+  meaning no reviewer sees).
 * Allowed in context (UAX #31's joiner contexts, widened to what prose needs):
   ZWNJ and ZWJ between two letters, marks or digits of which at least one is not
   ASCII (Persian, Kurdish and the Indic scripts use them to choose letter forms);
@@ -26,8 +27,10 @@ place a real script needs it:
   and math variants), or U+FE0E/U+FE0F in a keycap (``#``, ``*``, a digit, then
   U+20E3); a Mongolian free variation selector after a Mongolian letter; the tag
   characters of the three subdivision flags Unicode recommends (England, Scotland,
-  Wales). Out of context each is refused: no run of them, and none in ASCII text,
-  so they cannot carry a hidden message of their own.
+  Wales); an Egyptian hieroglyph format control (U+13430-U+1343F: the joiners and
+  segment marks that arrange signs into blocks) beside an Egyptian hieroglyph. Out of
+  context each is refused: no run of them (at most two hieroglyph controls between two
+  signs), and none in ASCII text, so they cannot carry a hidden message of their own.
 
 The soft hyphen is refused rather than allowed: it is invisible except at a line
 break, and allowing it between letters would give one hidden bit per letter gap of
@@ -35,6 +38,17 @@ plain ASCII prose, while inside a word it splits the word for a model's tokenize
 a keyword filter) without the reviewer seeing it. Real skills almost never need it
 (one hyphenation hint in a translation among about 17,000 public SKILL.md files; see
 benchmarks/README.md); ``compat`` accepts such a body and shows the character.
+
+The line and paragraph separators are refused because they are a line break to some
+readers and not to others: Python's ``str.splitlines`` and JavaScript's multiline
+``^`` and ``$`` break the line there, CommonMark, Git and skillguard's own section
+parser do not, so a
+``## Rules`` heading after one is a heading to one harness and plain text to the
+reviewer's tool. No public SKILL.md or agent file measured holds one (about 27,000
+SKILL.md files and 586 agent files; see benchmarks/README.md). The Egyptian hieroglyph
+format controls draw nothing outside hieroglyphic text (Unicode leaves them out of the
+default-ignorable set only because a hieroglyph renderer shows them), so elsewhere
+they are as invisible as a zero-width space.
 
 Functions: ``find_hidden`` (the first refused character), ``reveal`` (every refused
 character and control shown as ``[U+XXXX]``, for prompts) and ``terminal_safe`` /
@@ -72,6 +86,7 @@ REFUSED_RANGES: Final = (
     (0x200B, 0x200B),  # zero-width space
     (0x202A, 0x202E),  # bidi embeddings and overrides
     (0x2060, 0x2064),  # word joiner, invisible operators
+    (0x2028, 0x2029),  # line and paragraph separators (see the module docstring)
     (0x2065, 0x2065),  # unassigned default-ignorable
     (0x2066, 0x2069),  # bidi isolates
     (0x206A, 0x206F),  # deprecated invisible format characters
@@ -95,6 +110,7 @@ _CONTEXT_RANGES: Final = (
     (0x200C, 0x200D),  # ZWNJ, ZWJ
     (0x200E, 0x200F),  # LRM, RLM
     (0xFE00, 0xFE0F),  # variation selectors
+    (0x13430, 0x1343F),  # Egyptian hieroglyph format controls
 )
 # Every character find_hidden looks at: refused unless its context allows it. Other
 # modules that need one conservative set (for example to blank a preview) use this.
@@ -111,9 +127,8 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
 # C0 and C1 controls other than tab and newline, and DEL: a terminal acts on them and
 # a prompt shows nothing for them.
 _CONTROLS: Final = "\x00-\x08\x0b-\x1f\x7f-\x9f"
-# For a terminal, also the line and paragraph separators (some terminals and viewers
-# break the line there) and lone surrogates (undecodable file names).
-_TERMINAL_EXTRA: Final = "\u2028\u2029\ud800-\udfff"
+# For a terminal, also lone surrogates (undecodable file names).
+_TERMINAL_EXTRA: Final = "\ud800-\udfff"
 _BMP_RANGES: Final = tuple(r for r in SUSPECT_RANGES if r[1] <= 0xFFFF)
 _ASTRAL_RANGES: Final = tuple(r for r in SUSPECT_RANGES if r[0] > 0xFFFF)
 
@@ -202,6 +217,12 @@ def _is_emoji_part(ch: str) -> bool:
     return not ch.isascii() and unicodedata.category(ch) == "So"
 
 
+def _is_hieroglyph(ch: str) -> bool:
+    """A character of the Egyptian Hieroglyphs blocks (signs, their modifiers and
+    Extended-A) other than a format control: what a format control joins or groups."""
+    return bool(ch) and (0x13000 <= ord(ch) < 0x13430 or 0x13440 <= ord(ch) <= 0x143FF)
+
+
 def _line_has_rtl(text: str, index: int) -> bool:
     start = text.rfind("\n", 0, index) + 1
     end = text.find("\n", index)
@@ -240,6 +261,8 @@ def _allowed_in_context(text: str, index: int) -> bool:
         return ch in "\ufe0e\ufe0f" and before in _KEYCAP_BASES and after == _KEYCAP
     if 0x180B <= code <= 0x180F:
         return bool(before) and 0x1820 <= ord(before) <= 0x18AA
+    if 0x13430 <= code <= 0x1343F:
+        return _is_hieroglyph(before) or _is_hieroglyph(after)
     if 0xE0000 <= code <= 0xE007F:
         return any(
             text.startswith(flag, index - offset)

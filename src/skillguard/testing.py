@@ -56,7 +56,7 @@ except ImportError as error:  # pragma: no cover - the test environment has Hypo
 
 from skillguard._errors import SkillUsageError
 from skillguard._limits import Limits
-from skillguard._parse import FORBIDDEN_CHARS
+from skillguard._parse import FORBIDDEN_CHARS, LINE_BREAK_CONTROLS
 
 __all__ = [
     "YAML_ALPHABET",
@@ -148,7 +148,8 @@ def skill_documents(draw: st.DrawFn) -> dict[str, Any]:
             fields[key] = draw(non_blank_text)
     # Any text but NUL, CR and the characters the strict body check looks at.
     body_chars = st.characters(
-        codec="utf-8", exclude_characters="\x00\r" + "".join(FORBIDDEN_CHARS)
+        codec="utf-8",
+        exclude_characters="\x00\r" + "".join(FORBIDDEN_CHARS) + LINE_BREAK_CONTROLS,
     )
     body = draw(st.text(body_chars, max_size=200))
     return {"fields": fields, "body": body}

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import TextIO
 
+    from _typeshed import SupportsWrite
+
 __all__ = ["add_agent_command", "run_agent_command", "run_agent_context"]
 
 _EXIT_OK = 0
@@ -33,16 +35,45 @@ _EXIT_FAILED = 1
 _EXIT_USAGE = 2
 
 
+_CONTEXT_PROG = "skillguard agent context"
+_CONTEXT_HELP = "print an agent's context envelope (seed 000) as one line of JSON"
+_CONTEXT_DESCRIPTION = (
+    "Resolve --agent in the repository and print its envelope (seed 000): one line of "
+    "JSON on stdout, for success and for every error alike."
+)
+
+
 class _UsageError(Exception):
     """A bad option: reported in the envelope, never as argparse's usage text."""
 
 
+class _HelpShown(Exception):  # noqa: N818 - not an error: --help was answered
+    """``--help`` was printed: ``run_agent_context`` returns instead of exiting."""
+
+
 class _EnvelopeParser(argparse.ArgumentParser):
+    """The parser ``run_agent_context`` runs: the registered ``agent context``'s options
+    and texts, with a bad option raised for the envelope and ``--help`` written to the
+    caller's stream, so that ``agent context --help`` reads like every other command's."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__(prog=_CONTEXT_PROG, description=_CONTEXT_DESCRIPTION)
+        self._out = out
+        _options(self)
+
     def error(self, message: str) -> NoReturn:
         raise _UsageError(message)
 
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:  # noqa: ARG002
+        super().print_help(self._out)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:  # noqa: ARG002
+        # Only the --help action exits here: every usage error goes through error().
+        raise _HelpShown
+
 
 def _options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``agent context``, for ``--help`` and for the run alike."""
     parser.add_argument("--agent", help="an agent name, or a path relative to the repository")
     parser.add_argument("--team", help="a team folder searched before .team-development")
     parser.add_argument("--repo", default=".", help="the repository root (default: .)")
@@ -53,18 +84,23 @@ def _options(parser: argparse.ArgumentParser) -> None:
         choices=tuple(HARNESS_PRESETS),
         help="also search this harness's agent folder, after the seed's (repeatable, in order)",
     )
-    parser.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    parser.add_argument(
+        "--profile",
+        choices=("strict", "compat"),
+        default="strict",
+        help="strict (the default) refuses what compat accepts with a warning",
+    )
 
 
 def add_agent_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
     """Register ``agent context`` for ``--help``; ``run_agent_context`` parses it."""
-    agent = commands.add_parser("agent", help="resolve agent definition files")
-    actions = agent.add_subparsers(dest="action", required=True)
-    context = actions.add_parser(
-        "context",
-        help="print an agent's context envelope (seed 000) as one line of JSON",
-        description="Resolve --agent in the repository and print its envelope.",
+    agent = commands.add_parser(
+        "agent",
+        help="resolve, compose and validate agent definition files",
+        description="Resolve, compose and validate agent definition files (seeds 000, 001).",
     )
+    actions = agent.add_subparsers(dest="action", required=True)
+    context = actions.add_parser("context", help=_CONTEXT_HELP, description=_CONTEXT_DESCRIPTION)
     _options(context)
     add_compose_commands(actions)
 
@@ -82,13 +118,14 @@ def _write(out: TextIO, envelope: dict[str, object]) -> None:
 
 def run_agent_context(argv: Sequence[str], out: TextIO) -> int:
     """Run ``agent context`` with the arguments after it; returns the exit status."""
-    parser = _EnvelopeParser(prog="skillguard agent context", add_help=True)
-    _options(parser)
+    parser = _EnvelopeParser(out)
     try:
         args = parser.parse_args(list(argv))
     except _UsageError as exc:
         _write(out, {"status": "error", "code": MISSING_ARGUMENT, "message": str(exc)})
         return _EXIT_USAGE
+    except _HelpShown:
+        return _EXIT_OK
     try:
         context = load_agent_context(
             args.repo,

@@ -186,8 +186,9 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
 
     Raises ``MalformedSkillError``: the strict JSON codes, ``json_not_object``,
     ``schema_unknown_field``, ``schema_missing_field``, ``schema_wrong_type``,
-    ``schema_empty_field``, ``control_character``, ``forbidden_character``. Any
-    other exception is a bug.
+    ``schema_empty_field``, ``control_character``, ``forbidden_character``,
+    ``not_one_line`` (a name, model or tool of more than one line). Any other
+    exception is a bug.
     """
     document = load_json_object(raw, what="frontmatter.json", max_bytes=max_bytes)
     for key in document:
@@ -215,11 +216,20 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
                 "schema_empty_field", "field tools holds an empty name", key="tools"
             )
         check_string(item, "field tools")
+    name = str(_string(document, "name", required=True))
+    model = _string(document, "model", required=False)
+    # The composed file must read back through parse_agent, where these are one line
+    # (T118): said here, in the JSON's own terms.
+    for key, values in (("name", [name]), ("model", [model or ""]), ("tools", tools)):
+        if any("\n" in value or "\t" in value for value in values):
+            raise MalformedSkillError(
+                "not_one_line", f"field {key} must be one line (no line break or tab)", key=key
+            )
     return Frontmatter(
-        name=str(_string(document, "name", required=True)),
+        name=name,
         description=str(_string(document, "description", required=True)),
         tools=tuple(str(item) for item in tools),
-        model=_string(document, "model", required=False),
+        model=model,
         argument_hint=_string(document, "argumentHint", required=False),
     )
 

@@ -1,12 +1,13 @@
 """``skillguard agent compose`` and ``skillguard agent validate`` (seed 001).
 
-Rules (threat-model.md T105, T106). ``compose`` without ``--output`` prints one agent's
-composed text on stdout. With ``--output DIR`` every composed file is written
-atomically beneath ``DIR`` through one held descriptor (``_fs.OutputFolder``): no
-symlink is followed, in ``DIR`` or as a file already there, and an agent that fails
-writes nothing. ``--check`` writes nothing and fails when a file in ``DIR`` differs
-from what would be composed (drift). ``validate`` composes every harness of every agent
-in both dialects and writes nothing.
+Rules (threat-model.md T105, T106, T117). ``compose`` without ``--output`` prints one
+agent's composed text on stdout, every control and hidden character in it shown as
+``[U+XXXX]`` (``_text.terminal_safe``), so that it cannot act on a terminal. With
+``--output DIR`` every composed file is written atomically beneath ``DIR`` through one
+held descriptor (``_fs.OutputFolder``): no symlink is followed, in ``DIR`` or as a file
+already there, and an agent that fails writes nothing. ``--check`` writes nothing and
+fails when a file in ``DIR`` differs from what would be composed (drift). ``validate``
+composes every harness of every agent in both dialects and writes nothing.
 
 Exit status: 0 when everything composed (and, with ``--check``, nothing drifted), 1
 when an agent failed or drifted, 2 for the operator's own mistakes (a bad option, an
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillguard._errors import SkillError, SkillNotFoundError, SkillUsageError
 from skillguard._fs import OutputFolder, operator_path, read_operator_bytes
-from skillguard._text import terminal_line
+from skillguard._text import terminal_line, terminal_safe
 
 from ._compose import DEFAULT_COMPOSE_LIMITS, ComposedAgent, compose_in
 from ._directory import AgentFolder, SkippedAgent, agent_folders, validate_agent
@@ -47,7 +48,12 @@ def add_compose_commands(actions: Any) -> None:  # noqa: ANN401 - argparse's pri
     )
     compose.add_argument("--harness", required=True, help="the harness folder to compose")
     compose.add_argument("--token-map", help="token-map.json (version 1)")
-    compose.add_argument("--dialect", choices=("verbatim", "native"), default="verbatim")
+    compose.add_argument(
+        "--dialect",
+        choices=("verbatim", "native"),
+        default="verbatim",
+        help="verbatim (the default): the JSON's fields as written; native: each harness's own",
+    )
     compose.add_argument(
         "--drop-null-tools",
         action="store_true",
@@ -57,16 +63,29 @@ def add_compose_commands(actions: Any) -> None:  # noqa: ANN401 - argparse's pri
     compose.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if --output has drifted"
     )
-    compose.add_argument("--format", choices=("text", "json"), default="text")
-    compose.add_argument("path", metavar="AGENTS_ROOT|AGENT_DIR")
+    compose.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (the default) or json"
+    )
+    compose.add_argument(
+        "path",
+        metavar="AGENTS_ROOT|AGENT_DIR",
+        help="one agent folder (holding agent.md), or a folder of agent folders",
+    )
     validate = actions.add_parser(
         "validate",
         help="check agent directories (seed 001) without writing",
         description="Check every agent directory under each PATH, for every harness.",
     )
-    validate.add_argument("--format", choices=("text", "json"), default="text")
+    validate.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (the default) or json"
+    )
     validate.add_argument("--token-map", help="token-map.json (version 1)")
-    validate.add_argument("paths", nargs="+", metavar="PATH")
+    validate.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="an agent folder (holding agent.md), or a folder of agent folders",
+    )
 
 
 def _token_map(path: str | None) -> TokenMap:
@@ -280,7 +299,11 @@ def _to_stdout(
     err.writelines(
         f"skillguard: warning {w.code}: {terminal_line(w.message)}\n" for w in agent.warnings
     )
-    out.write(agent.text)
+    # The composed text is the agent folder's own words, and a control in it (ESC, CSI,
+    # DEL) would act on the terminal like any other (T42, T117): it is shown escaped, as
+    # `load` shows a skill. A file that needs none is printed as composed; --output
+    # writes the exact bytes.
+    out.write(terminal_safe(agent.text))
     return _EXIT_OK
 
 

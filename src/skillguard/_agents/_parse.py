@@ -13,6 +13,8 @@ Fields (the frontmatter):
   tokenizer of ``allowed-tools``: commas and blanks outside parentheses).
 * ``model`` is an optional string, or a non-empty list of strings (Copilot's models
   in order of preference): ``model`` is then the first and ``models`` all of them.
+* ``name``, ``model`` and each ``tools`` entry are one line: a line break or a tab in
+  one is ``not_one_line`` (T118).
 * Every other key is kept as inert data in ``extra``; the keys the harnesses document
   (``HARNESS_KEYS``) give no warning, any other key an ``unknown_field`` warning.
 
@@ -32,9 +34,12 @@ an H2 section ends at the next H1 or H2 heading):
   continues it, joined with one space.
 * ``full_body``: everything after the closing fence, unchanged.
 
-A character that hides or reorders text in the body is refused under the ``strict``
-profile and reported by a ``hidden_character`` warning under ``compat``; the envelope
-then shows it escaped (``_text.reveal``), never raw (T71).
+A character that hides or reorders text in the body (a line or paragraph separator
+among them), or a control that some readers take for a line break (T115), is refused
+under the ``strict`` profile, with its line and column, and reported by a
+``hidden_character`` warning under ``compat``; the envelope then
+shows it escaped (``_text.reveal``), never raw (T71). The check is the skills' own
+(``_parse.hidden_in_body``), so the two bodies follow one rule.
 
 ``parse_agent`` returns an ``AgentDefinition`` or raises ``MalformedSkillError`` (and
 ``SkillUsageError`` for bad arguments); any other exception is a bug.
@@ -50,7 +55,7 @@ import attrs
 
 from skillguard._errors import MalformedSkillError, safe_repr
 from skillguard._model import EMPTY_MAP, FrozenMap, Profile, SkillWarning, YamlValue
-from skillguard._parse import read_document
+from skillguard._parse import hidden_in_body, read_document
 from skillguard._text import find_hidden
 from skillguard._tools import check_rule, split_tools
 
@@ -181,6 +186,16 @@ class _Check:
                 key,
             )
 
+    def one_line(self, value: str, key: str) -> None:
+        # A name, a model and a tool rule are one line wherever they are shown (a
+        # catalog, a prompt, a harness's settings, a report lane): a YAML escape or a
+        # block scalar could otherwise start a heading or a rule of its own in the
+        # orchestrator's prompt (T118).
+        if "\n" in value or "\t" in value:
+            raise self.error(
+                "not_one_line", f"{key!r} must be one line: it holds a line break or a tab", key
+            )
+
     def text(self, key: str) -> str:
         value = self.fields[key]
         if not isinstance(value, str):
@@ -196,11 +211,14 @@ class _Check:
         if isinstance(value, str):
             self.visible(value, "tools")
             try:
-                return split_tools(value)
+                items = split_tools(value)
             except ValueError as exc:
                 raise self.error(
                     "malformed_tools", f"'tools' is not a list of tool rules: {exc}", "tools"
                 ) from exc
+            for item in items:
+                self.one_line(item, "tools")
+            return items
         if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
             raise self.error(
                 "wrong_type", "'tools' must be a string of tool rules or a list of strings", "tools"
@@ -210,6 +228,7 @@ class _Check:
             self.visible(item, "tools")
             if not item:
                 raise self.error("empty_field", "'tools' holds a blank entry", "tools")
+            self.one_line(item, "tools")
             try:
                 check_rule(item)
             except ValueError as exc:
@@ -221,7 +240,9 @@ class _Check:
     def models(self) -> tuple[str, ...]:
         value = self.fields["model"]
         if isinstance(value, str):
-            return (self.text("model"),)
+            model = self.text("model")
+            self.one_line(model, "model")
+            return (model,)
         if not isinstance(value, tuple) or not value:
             raise self.error(
                 "wrong_type", "'model' must be a string or a non-empty list of strings", "model"
@@ -232,18 +253,17 @@ class _Check:
             self.visible(item, "model")
             if not item.strip():
                 raise self.error("empty_field", "'model' holds a blank entry", "model")
+            self.one_line(item, "model")
         return tuple(str(item) for item in value)
 
     def body(self, body: str, first_line: int) -> None:
-        found = find_hidden(body)
+        # The skills' body rule, shared so that the two can never drift apart.
+        found = hidden_in_body(body, first_line)
         if found is None:
             return
-        index, char = found
-        line = first_line + body.count("\n", 0, index)
-        column = index - (body.rfind("\n", 0, index) + 1) + 1
-        what = f"the invisible or bidirectional character U+{ord(char):04X} in the body"
+        code, line, column, what = found
         if not self.compat:
-            raise MalformedSkillError("forbidden_character", what, line=line, column=column)
+            raise MalformedSkillError(code, what, line=line, column=column)
         self.warnings.append(
             SkillWarning(
                 "hidden_character",
@@ -282,11 +302,11 @@ def _build(
         raise check.error(
             "field_too_long", f"'name' is longer than {AGENT_NAME_MAX} characters", "name"
         )
+    check.one_line(name, "name")
     description = check.text("description")
     tools = check.tools() if "tools" in fields else None
     models = check.models() if "model" in fields else ()
-    if not body.isascii():
-        check.body(body, body_line)
+    check.body(body, body_line)
     sections = _sections(body)
     persona = _persona(sections)
     return AgentDefinition(
