@@ -7,13 +7,17 @@ round: ``before`` reads and parses ``SKILL.md`` through ``SafeRoot`` (what an ap
 covered until the snapshot), ``after`` builds the approval snapshot (``SKILL.md``
 parsed, every other file read once and hashed, the manifest and its digest), and
 ``load`` is a full ``Loader.load`` with an approver that says yes (snapshot, request,
-three audit events to structlog). It prints skills per second, MB hashed per second,
-the ratio after/before, and what one pending approval is counted at (``Limits``).
+three audit events to structlog); ``aload`` is the same through ``aload``, one skill
+after another, with that approver as a sync callable (asked in a thread of its own)
+and as a coroutine function. It prints skills per second, MB hashed per second, the
+ratio after/before, the aload ratios, and what one pending approval is counted at
+(``Limits``).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import tempfile
@@ -21,7 +25,7 @@ import time
 from pathlib import Path
 
 import skillguard
-from skillguard._approval import make_request, request_cost
+from skillguard._approval import Approver, AsyncApprover, make_request, request_cost
 from skillguard._discover import source_folder
 from skillguard._snapshot import take_snapshot
 
@@ -40,6 +44,22 @@ def generated(root: Path, count: int = 200) -> Path:
         (folder / "scripts" / "util.sh").write_text("echo x\n" * 300)
         (folder / "references" / "guide.md").write_text("# Guide\n" + "Text. " * 2000)
     return root
+
+
+def approvers() -> dict[str, Approver | AsyncApprover]:
+    def sync(request: skillguard.ApprovalRequest) -> skillguard.Decision:
+        del request
+        return skillguard.Decision(approved=True, by="bench")
+
+    async def async_(request: skillguard.ApprovalRequest) -> skillguard.Decision:
+        return sync(request)
+
+    return {"sync": sync, "async": async_}
+
+
+async def aload_all(handle: skillguard.AgentSkills, names: list[str]) -> None:
+    for name in names:
+        await handle.aload(name)
 
 
 def main() -> None:
@@ -70,6 +90,7 @@ def main() -> None:
         before: list[float] = []
         after: list[float] = []
         loads: list[float] = []
+        aloads: dict[str, list[float]] = {"sync": [], "async": []}
         costs: list[int] = []
         for _ in range(args.rounds):
             start = time.perf_counter()
@@ -100,6 +121,14 @@ def main() -> None:
                 handle.load(name)
             loads.append(time.perf_counter() - start)
             loader.close()
+            for kind, approver in approvers().items():
+                loader = skillguard.Loader(
+                    policy, workspace=[root], profile=args.profile, approver=approver
+                )
+                start = time.perf_counter()
+                asyncio.run(aload_all(loader.bind("a"), names))
+                aloads[kind].append(time.perf_counter() - start)
+                loader.close()
         roots.close()
     count = len(names)
     best_before, best_after, best_load = min(before), min(after), min(loads)
@@ -111,6 +140,13 @@ def main() -> None:
         f"  after/before {best_before / best_after:.2f}x"
     )
     print(f"load    Loader.load, yes   {count / best_load:9.0f} skills/s")
+    best_sync, best_async = min(aloads["sync"]), min(aloads["async"])
+    print(
+        f"aload   sync approver      {count / best_sync:9.0f} skills/s"
+        f"  (a thread per call; sync/async {best_async / best_sync:.2f}x,"
+        f" sync/load {best_load / best_sync:.2f}x)"
+    )
+    print(f"aload   async approver     {count / best_async:9.0f} skills/s")
     print(
         f"a pending approval is counted at {statistics.median(costs) / 1024:.1f} KiB "
         f"(median; max {max(costs) / 1024:.1f} KiB)"

@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import threading
 from typing import TYPE_CHECKING
 
 import attrs
 import pytest
+from structlog.testing import capture_logs
 
 from skillguard import (
     AllowPolicy,
@@ -31,6 +33,7 @@ from skillguard._approval import render_request
 from skillguard._snapshot import SKIPPED_KEPT
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
     from pathlib import Path
 
 POLICY = {
@@ -256,3 +259,276 @@ def test_t39_a_loaded_skill_cannot_be_re_pointed_at_another_agent(tmp_path: Path
         reader.effective_tools("notes")
     with pytest.raises(UnknownSkillError):
         reader.effective_tools(attrs.evolve(loaded, agent="reader"))
+
+
+# -- T112: an approver nobody answers cannot pile up threads ---------------------------
+
+
+class AwayHuman:
+    """A sync approver whose human is away until the test lets them answer: each call
+    blocks on a real ``threading.Event``; the threads it ran in are kept to be joined."""
+
+    def __init__(self, *, blocked_calls: int = 1_000) -> None:
+        self.back = threading.Event()
+        self.asked = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.blocked_calls = blocked_calls
+
+    def __call__(self, request: ApprovalRequest) -> Decision:
+        del request
+        self.threads.append(threading.current_thread())
+        self.asked.set()
+        if len(self.threads) <= self.blocked_calls:
+            self.back.wait()
+        return Decision(approved=True, by="late human")
+
+    def answer_all(self) -> None:
+        self.back.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+            assert not thread.is_alive()
+
+
+def timed_out_code(loader: Loader) -> str:
+    async def run() -> str:
+        with pytest.raises(ApprovalDeniedError) as info:
+            await loader.bind("planner").aload("notes", timeout=0.01)
+        return info.value.code
+
+    return asyncio.run(run())
+
+
+def test_t112_abandoned_sync_approvers_are_capped_and_late_answers_discarded(
+    tmp_path: Path,
+) -> None:
+    # Under aload a sync approver runs in a thread that cannot be killed: each timed-out
+    # prompt kept one until its human answered, with no bound and no trace of the answer.
+    write_skill(tmp_path / "ws")
+    human = AwayHuman()
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=human,
+        limits=Limits(max_abandoned_approvers=2),
+    )
+    planner = loader.bind("planner")
+    with capture_logs() as logs:
+        # At the cap: two prompts nobody answered, each holding its thread.
+        assert [timed_out_code(loader), timed_out_code(loader)] == ["timed_out", "timed_out"]
+        # One more would start a third thread: refused at once, the human not asked.
+        assert timed_out_code(loader) == "too_many_abandoned"
+        assert len(human.threads) == 2
+        human.answer_all()
+        # The late yeses approved nothing ...
+        with pytest.raises(ApprovalRequiredError):
+            planner.effective_tools("notes")
+        # ... and their threads are gone from the count: the human is asked again.
+        assert asyncio.run(planner.aload("notes", timeout=30)).name == "notes"
+    late = [log for log in logs if log["event"] == "approval_late"]
+    assert [(log["code"], log["approver"], log["decision"]) for log in late] == [
+        ("late_answer", "late human", "none")
+    ] * 2
+    denied = [log["code"] for log in logs if log["event"] == "load_denied"]
+    assert denied == ["too_many_abandoned"]
+    assert [log["event"] for log in logs].count("load_granted") == 1
+    assert not loader._abandoned
+
+
+def test_t112_a_late_answer_that_is_an_awaitable_is_closed(tmp_path: Path) -> None:
+    # A late answer nobody awaits would warn "coroutine ... was never awaited".
+    write_skill(tmp_path / "ws")
+
+    async def decision(request: ApprovalRequest) -> Decision:
+        return approve(request)
+
+    human = AwayHuman()
+
+    def later(request: ApprovalRequest) -> Decision | Awaitable[Decision]:
+        human(request)
+        return decision(request)  # an answer the loop would have awaited
+
+    loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=[tmp_path / "ws"], approver=later)
+    with capture_logs() as logs:
+        assert timed_out_code(loader) == "timed_out"
+        human.answer_all()
+    gc.collect()
+    assert [log["approver"] for log in logs if log["event"] == "approval_late"] == [
+        "no valid answer"
+    ]
+
+
+def test_t112_at_the_cap_a_pinned_skill_still_loads(tmp_path: Path) -> None:
+    # A pinned digest is answered by the trust store, not the human who stopped
+    # answering: it starts no thread that could be abandoned.
+    write_skill(tmp_path / "ws")
+    human = AwayHuman()
+    store = TrustStore(tmp_path / "trust.json")
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=store.approver(human),
+        limits=Limits(max_abandoned_approvers=1),
+    )
+    planner = loader.bind("planner")
+    assert timed_out_code(loader) == "timed_out"
+    assert timed_out_code(loader) == "too_many_abandoned"
+    request = planner.prepare("notes").request
+    assert request is not None
+    store.pin(
+        "notes", request.digest, "operator", source=request.folder, skill_sha256=request.sha256
+    )
+    assert asyncio.run(planner.aload("notes", timeout=30)).name == "notes"
+    (tmp_path / "trust.json").write_text("{")  # a store that cannot be read pins nothing
+    assert timed_out_code(loader) == "too_many_abandoned"
+    human.answer_all()
+
+
+def test_t112_an_answer_on_its_way_as_the_last_load_gives_up_is_discarded(
+    tmp_path: Path,
+) -> None:
+    # The human answers just as the only load waiting is cancelled: both reach the loop
+    # in one turn, the cancellation first. The answer must be recorded as late, not lost.
+    write_skill(tmp_path / "ws")
+    human = AwayHuman()
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=human,
+        approval_timeout=None,
+    )
+    loop = asyncio.new_event_loop()
+    try:
+        waiting = loop.create_task(loader.bind("planner").aload("notes"))
+        loop.run_until_complete(loop.run_in_executor(None, human.asked.wait, 30))
+        with capture_logs() as logs:
+            waiting.cancel()  # queued first ...
+            human.answer_all()  # ... then the answer, from the approver's thread
+            with pytest.raises(asyncio.CancelledError):
+                loop.run_until_complete(waiting)
+            loop.run_until_complete(asyncio.sleep(0))
+    finally:
+        loop.close()
+    events = [log["event"] for log in logs]
+    assert events == ["approval_cancelled", "approval_late"]
+    assert not loader._abandoned
+    assert loader._inflight == {}
+
+
+def test_t112_an_approver_that_raises_system_exit_leaves_no_thread_counted(
+    tmp_path: Path,
+) -> None:
+    # SystemExit ends only the approver's thread: without its answer the load waited for
+    # the whole timeout, and the thread was counted as abandoned forever.
+    write_skill(tmp_path / "ws")
+
+    def quits(request: ApprovalRequest) -> Decision:
+        del request
+        raise SystemExit(1)
+
+    loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=[tmp_path / "ws"], approver=quits)
+    with pytest.raises(ApprovalDeniedError) as info:
+        asyncio.run(loader.bind("planner").aload("notes", timeout=30))
+    assert info.value.code == "denied"
+    assert not loader._abandoned
+    assert loader._inflight == {}
+
+
+def test_t112_max_abandoned_approvers_is_a_positive_int() -> None:
+    assert Limits().max_abandoned_approvers == 8
+    assert Limits(max_abandoned_approvers=1).max_abandoned_approvers == 1
+    with pytest.raises(SkillUsageError):
+        Limits(max_abandoned_approvers=0)
+
+
+# -- T113: a closed event loop leaves no wait behind -----------------------------------
+
+
+def test_t113_a_loop_closed_mid_wait_is_not_waited_on_nor_counted(tmp_path: Path) -> None:
+    # A host closed its loop while an aload waited for the human: the in-flight entry
+    # stayed, counted against the agent's bounds forever (a later load or prepare was
+    # refused as too_many_pending), and nothing recorded how that wait ended.
+    write_skill(tmp_path / "ws")
+    started = asyncio.Event()
+    asked: list[str] = []
+
+    async def human(request: ApprovalRequest) -> Decision:
+        asked.append(request.request_id)
+        if len(asked) == 1:
+            started.set()
+            await asyncio.Event().wait()  # nobody answers before the loop is closed
+        return approve(request)
+
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=human,
+        limits=Limits(max_pending_per_agent=1),
+    )
+    planner = loader.bind("planner")
+    loop = asyncio.new_event_loop()
+    waiting = loop.create_task(planner.aload("notes"))
+    loop.run_until_complete(started.wait())
+    loop.close()
+    with capture_logs() as logs:
+        assert planner.prepare("notes").name == "notes"  # not over the bounds
+        assert asyncio.run(planner.aload("notes", timeout=30)).name == "notes"
+    assert len(asked) == 2
+    abandoned = [log for log in logs if log["event"] == "approval_abandoned"]
+    assert [(log["code"], log["decision"]) for log in abandoned] == [("loop_closed", "deny")]
+    assert loader._inflight == {}
+    assert not loader._inflight_count
+    # The orphaned coroutines end when they are collected, wherever that happens: they
+    # leave the closed loop alone and take no lock, since a collection may run while the
+    # loader's lock is held (here, by this thread, while another thread collects).
+    del waiting
+    with loader._lock:
+        collector = threading.Thread(target=gc.collect)
+        collector.start()
+        collector.join(timeout=30)
+        assert not collector.is_alive()
+
+
+def test_t113_a_sync_approver_of_a_closed_loop_is_abandoned_then_heard(tmp_path: Path) -> None:
+    write_skill(tmp_path / "ws")
+    human = AwayHuman(blocked_calls=1)
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[tmp_path / "ws"],
+        approver=human,
+        limits=Limits(max_pending_per_agent=1),
+    )
+    planner = loader.bind("planner")
+    loop = asyncio.new_event_loop()
+    waiting = loop.create_task(planner.aload("notes"))
+    loop.run_until_complete(loop.run_in_executor(None, human.asked.wait, 30))
+    loop.close()
+    with capture_logs() as logs:
+        # The human of the closed loop is still away: a new prompt is asked and served.
+        assert asyncio.run(planner.aload("notes", timeout=30)).name == "notes"
+        assert len(loader._abandoned) == 1
+        human.answer_all()
+    assert not loader._abandoned
+    events = [log["event"] for log in logs]
+    assert events.count("approval_abandoned") == 1
+    assert events.count("approval_late") == 1
+    del waiting
+    gc.collect()
+
+
+def test_t113_an_answer_after_the_loop_closed_is_heard_as_late(tmp_path: Path) -> None:
+    write_skill(tmp_path / "ws")
+    human = AwayHuman(blocked_calls=1)
+    loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=[tmp_path / "ws"], approver=human)
+    planner = loader.bind("planner")
+    loop = asyncio.new_event_loop()
+    waiting = loop.create_task(planner.aload("notes"))
+    loop.run_until_complete(loop.run_in_executor(None, human.asked.wait, 30))
+    loop.close()
+    with capture_logs() as logs:
+        human.answer_all()  # nothing resumes the load: the yes is discarded
+        assert planner.prepare("notes").name == "notes"
+    events = [log["event"] for log in logs]
+    assert events == ["approval_late", "approval_requested", "approval_abandoned"]
+    assert not loader._abandoned
+    del waiting
+    gc.collect()

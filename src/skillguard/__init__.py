@@ -50,6 +50,7 @@ from ._discover import (
     default_roots,
     discover,
 )
+from ._embedded import EmbeddedSkills
 from ._errors import (
     MalformedSkillError,
     SkillContainmentError,
@@ -59,23 +60,16 @@ from ._errors import (
     SkillUsageError,
 )
 from ._fs import Entry, Listing, SafeRoot, Skipped, openat2_available
+from ._handle import AgentSkills
 from ._limits import Limits
-from ._loader import (
-    AgentSkills,
-    EmbeddedSkills,
-    LoadedSkill,
-    Loader,
-    PreparedLoad,
-    ResourceSlot,
-    ToolDescriptor,
-    UnknownSkillError,
-)
+from ._loader import Loader, UnknownSkillError
 from ._model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from ._parse import is_valid_name, parse_skill
 from ._policy import AgentGrant, AllowPolicy, PolicyError
 from ._render import activation_text, catalog_json, catalog_xml
 from ._report import render_audit_report
 from ._select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
+from ._served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
 from ._tool import ToolInfo
 
 __version__ = "0.1.0"

@@ -34,9 +34,10 @@ from ._audit import (
     verify_records,
 )
 from ._discover import SkillRoots, aide_roots, default_roots, source_folder
+from ._embedded import EmbeddedSkills
 from ._errors import SkillUsageError, safe_repr
 from ._fs import read_operator_bytes, same_file, stream_lines, write_atomic
-from ._loader import EmbeddedSkills, Loader
+from ._loader import Loader
 from ._policy import AllowPolicy
 from ._report import render_audit_report
 from ._select import SelectionRegistry

@@ -32,6 +32,7 @@ __all__ = [
     "SkillInputError",
     "SkillNotFoundError",
     "SkillUsageError",
+    "input_error",
     "safe_repr",
 ]
 
@@ -160,3 +161,14 @@ class SkillUsageError(SkillError):
     """The caller used the API wrongly (wrong argument type, unknown profile, bad limit)."""
 
     kind: ClassVar[str] = "usage"
+
+
+def input_error(
+    kind: str, code: str, reason: str, *, name: str | None = None, agent: str | None = None
+) -> SkillInputError:
+    """The error of an untrusted input that was refused as *kind* (a skipped entry's
+    ``kind``): that branch's class, or ``SkillInputError`` for a kind without one."""
+    for branch in (MalformedSkillError, SkillContainmentError, SkillNotFoundError):
+        if branch.kind == kind:
+            return branch(code, reason, name=name, agent=agent)
+    return SkillInputError(code, reason, name=name, agent=agent)

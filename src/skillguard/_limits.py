@@ -62,6 +62,10 @@ class Limits:
     * ``max_pending_bytes_per_agent = 16 MiB``: 64 skills of the largest size seen.
     * ``max_pending_bytes = 128 MiB``: the whole loader; past it the agent holding
       the most bytes loses its oldest request first.
+    * ``max_abandoned_approvers = 8``: under ``aload`` a sync approver runs in a thread
+      that cannot be stopped; a thread whose every load timed out or was cancelled
+      waits for its human until they answer. Eight unanswered prompts mean nobody is
+      answering: a further load that needs a new one is refused at once.
     """
 
     max_skill_bytes: int = attrs.field(default=256 * 1024, validator=_positive)
@@ -80,6 +84,7 @@ class Limits:
     max_pending_per_agent: int = attrs.field(default=64, validator=_positive)
     max_pending_bytes_per_agent: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
     max_pending_bytes: int = attrs.field(default=128 * 1024 * 1024, validator=_positive)
+    max_abandoned_approvers: int = attrs.field(default=8, validator=_positive)
 
 
 DEFAULT_LIMITS = Limits()
