@@ -40,8 +40,19 @@ WHOLE_DOCUMENT = frozenset(
 
 
 def _lines(raw: bytes) -> list[str]:
-    """The file's lines as an editor (and a CI annotation) numbers them."""
-    return raw.decode("utf-8", "replace").split("\n")
+    """The file's lines as skillguard numbers them: after a leading BOM, CRLF and a lone
+    CR each end a line, like LF (``_yaml.decode_utf8``)."""
+    text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _first_bad_line(raw: bytes) -> int | None:
+    """The line of the first byte that is not UTF-8, if there is one."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return len(_lines(raw[: exc.start]))
+    return None
 
 
 def _placed(error: MalformedSkillError, lines: list[str]) -> None:
@@ -61,6 +72,7 @@ def _placed(error: MalformedSkillError, lines: list[str]) -> None:
 
 def _one(raw: bytes) -> None:
     lines = _lines(raw)
+    bad_line = _first_bad_line(raw)
     for limits in (None, SMALL):
         for profile in ("strict", "compat"):
             for expected in (None, "demo"):
@@ -69,6 +81,8 @@ def _one(raw: bytes) -> None:
                     raise AssertionError("check_skill returned both a skill and errors, or neither")
                 for error in checked.errors:
                     _placed(error, lines)
+                    if error.code == "bad_encoding" and error.line != bad_line:
+                        raise AssertionError("bad_encoding is not on the first bad byte's line")
                 try:
                     skill = skillguard.parse_skill(
                         raw, expected_name=expected, limits=limits, profile=profile

@@ -151,6 +151,8 @@ def test_t70_agent_seed_corpus_replays_cleanly(seed: Path) -> None:
 @given(inputs)
 @example(b"---\n---\n\x00")
 @example(b'---\n"": ""\n---')
+@example(b"---\nname: demo\ndescription: x\n---\na\rb\xef\xb8\x8f\n")
+@example(b"---\rname: x\xff\n---\n")
 def test_t119_check_skill_fuzz_target(data: bytes) -> None:
     # check_skill (validate's collector) answers with placed, typed errors only.
     check_target.check(data)
