@@ -8,7 +8,7 @@ Generates two trees of ``<group>/<skill-name>/SKILL.md`` (1,000 and 18,600 skill
 default, 1,000 folders to a group, each skill with one unknown field so that every
 result carries a warning), runs ``skillguard validate --format FORMAT`` over each in a
 fresh subprocess and prints the child's peak resident set (``ru_maxrss``) for every
-format, and the large/small ratio. Text and JSON are written as the run goes, so their
+format, and the large/small ratio. Every format is written as the run goes, so each
 ratio stays near 1; the goal is under 150 MB for the large tree whatever the format.
 """
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import io
 import json
 import re
 import urllib.parse
@@ -10,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from skillguard._ci import RULE_TEXT, github_escape, sarif_document
+from skillguard._ci import RULE_TEXT, SarifWriter, github_escape
 from skillguard._cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,8 +119,7 @@ def test_t91_github_escape_follows_the_runner_rules() -> None:
 
 def _schema_validator() -> Any:
     """The official OASIS SARIF 2.1.0 schema (errata 01), kept unmodified as a fixture."""
-    import jsonschema
-
+    jsonschema = importlib.import_module("jsonschema")
     schema_path = Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0.json"
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     validator_class = jsonschema.validators.validator_for(schema)
@@ -144,8 +145,10 @@ def test_sarif_has_one_rule_per_code_and_located_results(
     for rule in rules:
         assert rule["shortDescription"]["text"] == RULE_TEXT[rule["id"]]
         assert rule["helpUri"].endswith("#errors")
+    # The driver lists every rule skillguard has, so results can be written as they come.
+    assert set(ids) == set(RULE_TEXT)
     results = run_["results"]
-    assert {r["ruleId"] for r in results} == set(ids)
+    assert {r["ruleId"] for r in results} <= set(ids)
     for result in results:
         assert ids[result["ruleIndex"]] == result["ruleId"]
         assert result["level"] in {"error", "warning"}
@@ -181,9 +184,33 @@ def test_t92_sarif_uris_keep_hostile_names_as_one_path(
 
 
 def test_sarif_of_an_empty_run_is_a_valid_log() -> None:
-    document = sarif_document([], [], version="0")
+    out = io.StringIO()
+    SarifWriter(out, version="0").close()
+    document = json.loads(out.getvalue())
     assert document["runs"][0]["results"] == []
-    assert document["runs"][0]["tool"]["driver"]["rules"] == []
+    assert {rule["id"] for rule in document["runs"][0]["tool"]["driver"]["rules"]} == set(RULE_TEXT)
+    assert list(_schema_validator().iter_errors(document)) == []
+
+
+def test_sarif_keeps_a_result_whose_code_has_no_rule() -> None:
+    out = io.StringIO()
+    writer = SarifWriter(out, version="0")
+    writer.result(
+        {
+            "path": "x",
+            "errors": [{"code": "not_in_the_table", "message": "m", "line": 3}],
+            "warnings": [{"code": "unknown_field", "message": "w"}],
+        }
+    )
+    writer.close()
+    document = json.loads(out.getvalue())
+    rules = [rule["id"] for rule in document["runs"][0]["tool"]["driver"]["rules"]]
+    first, second = document["runs"][0]["results"]
+    assert first["ruleId"] == "not_in_the_table"
+    assert "ruleIndex" not in first
+    assert first["locations"][0]["physicalLocation"]["region"] == {"startLine": 3}
+    assert rules[second["ruleIndex"]] == "unknown_field"
+    assert list(_schema_validator().iter_errors(document)) == []
 
 
 def test_t92_sarif_validates_against_the_schema(
@@ -202,3 +229,86 @@ def test_every_rule_text_code_is_in_the_readme_table() -> None:
     documented = set(re.findall(r"^\| [a-z_]+ \| `([a-z_0-9]+)` \|", readme, flags=re.MULTILINE))
     warnings = {"unknown_field", "metadata_not_string", "too_many_entries", "nested_skill", "bug"}
     assert set(RULE_TEXT) - warnings <= documented
+
+
+def _json_findings(out: str) -> list[tuple[str, str, str, Any, Any]]:
+    document = json.loads(out)
+    findings = []
+    for result in document["results"]:
+        for level, key in (("error", "errors"), ("warning", "warnings")):
+            findings.extend(
+                (
+                    level,
+                    item["code"],
+                    item.get("file") or result["path"],
+                    item.get("line"),
+                    item.get("column"),
+                )
+                for item in result[key]
+            )
+    findings.extend(
+        ("warning", entry["code"], entry["path"], None, None) for entry in document["skipped"]
+    )
+    return sorted(findings, key=repr)
+
+
+def _tree_with_everything(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    write_skill(root / "good", "---\nname: good\ndescription: d\nx: 1\ny: 2\n---\n")
+    write_skill(root / "several", "---\nname: Bad_Name\ndescription: ''\n---\n")
+    write_skill(root / "yaml", "---\nname: yaml\ndescription: a: b\n---\n")
+    (root / "loop").symlink_to("loop")
+    (root / "lower").mkdir()
+    (root / "lower" / "skill.md").write_text("---\nname: lower\n---\n")
+    write_skill(root / "good" / "nested", "---\nname: nested\ndescription: d\n---\n")
+    return root
+
+
+def test_every_format_reports_the_same_findings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GitHub and SARIF are written as the run goes; each must carry exactly what the JSON
+    # document carries, one finding for one finding, with the same place.
+    root = _tree_with_everything(tmp_path)
+    json_code, json_out = run(capsys, "--format", "json", str(root))
+    expected = _json_findings(json_out)
+    assert {finding[1] for finding in expected} >= {
+        "invalid_name",
+        "empty_field",
+        "unknown_field",
+        "yaml_syntax",
+        "symlink",
+    }
+    github_code, github_out = run(capsys, "--format", "github", str(root))
+    github = sorted(
+        (
+            "warning" if command["name"] == "warning" else "error",
+            command["title"].removeprefix("skillguard "),
+            command["file"],
+            int(command["line"]) if "line" in command else None,
+            int(command["col"]) if "col" in command else None,
+        )
+        for command in parse_commands(github_out)
+    )
+    sarif_code, sarif_out = run(capsys, "--format", "sarif", str(root))
+    sarif = []
+    for result in json.loads(sarif_out)["runs"][0]["results"]:
+        physical = result["locations"][0]["physicalLocation"]
+        region = physical.get("region", {})
+        uri = physical["artifactLocation"]["uri"]
+        if physical["artifactLocation"].get("uriBaseId") == "ROOT":
+            uri = "/" + uri
+        sarif.append(
+            (
+                result["level"],
+                result["ruleId"],
+                urllib.parse.unquote(uri),
+                region.get("startLine"),
+                region.get("startColumn"),
+            )
+        )
+    # Skipped entries are warnings here, as they are without --fail-on-skipped.
+    normalise = [(level, code, path, line, column) for level, code, path, line, column in expected]
+    assert github == normalise
+    assert sorted(sarif, key=repr) == sorted(normalise, key=repr)
+    assert json_code == github_code == sarif_code == 1

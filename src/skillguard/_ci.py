@@ -1,6 +1,8 @@
 """``validate`` output for CI: GitHub Actions workflow commands and SARIF 2.1.0.
 
-Both renderers take the results ``_cli`` builds (one mapping per checked skill, each
+Both are written as the run goes, one checked skill at a time, so that memory does not
+grow with the number of skills. Both renderers take the results ``_cli`` builds (one
+mapping per checked skill, each
 error and warning with ``code``, ``message`` and, where known, ``file``, ``line`` and
 ``column``) and never see a file's content: only paths, codes and the parser's own
 messages. Untrusted text (folder names, keys) reaches them already escaped for a
@@ -23,9 +25,17 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterator
+    from typing import TextIO
 
-__all__ = ["README_ERRORS", "RULE_TEXT", "github_commands", "github_escape", "sarif_document"]
+__all__ = [
+    "README_ERRORS",
+    "RULE_TEXT",
+    "SarifWriter",
+    "github_escape",
+    "github_result",
+    "github_skipped",
+]
 
 README_ERRORS: Final = "https://github.com/skillguard/skillguard#errors"
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -104,19 +114,19 @@ def _annotation(level: str, item: dict[str, Any], fallback_file: str) -> str:
     return f"::{level} {','.join(properties)}::{github_escape(item['message'])}"
 
 
-def github_commands(
-    results: Iterable[dict[str, Any]], skipped: Iterable[dict[str, Any]]
-) -> Iterator[str]:
-    """One workflow command per error (``::error``), warning and skipped entry
-    (``::warning``), without a line end."""
-    for result in results:
-        for error in result["errors"]:
-            yield _annotation("error", error, result["path"])
-        for warning in result["warnings"]:
-            yield _annotation("warning", warning, result["path"])
-    for entry in skipped:
-        level = "error" if entry.get("fails") else "warning"
-        yield _annotation(level, {**entry, "file": entry["path"]}, entry["path"])
+def github_result(result: dict[str, Any]) -> Iterator[str]:
+    """One workflow command per error (``::error``) and warning (``::warning``) of one
+    checked skill, without a line end."""
+    for error in result["errors"]:
+        yield _annotation("error", error, result["path"])
+    for warning in result["warnings"]:
+        yield _annotation("warning", warning, result["path"])
+
+
+def github_skipped(entry: dict[str, Any]) -> str:
+    """The workflow command of one skipped entry: ``::error`` when skips fail the run."""
+    level = "error" if entry.get("fails") else "warning"
+    return _annotation(level, {**entry, "file": entry["path"]}, entry["path"])
 
 
 def _uri(path: str) -> str:
@@ -138,61 +148,83 @@ def _location(item: dict[str, Any], fallback_file: str) -> dict[str, Any]:
     return {"physicalLocation": physical}
 
 
-def sarif_document(
-    results: Iterable[dict[str, Any]], skipped: Iterable[dict[str, Any]], *, version: str
-) -> dict[str, Any]:
-    """The SARIF 2.1.0 log of one ``validate`` run: one rule per code, one result per
-    error, warning and skipped entry, each with its physical location."""
-    findings: list[tuple[str, dict[str, Any], str]] = []
-    for result in results:
-        findings.extend(("error", error, result["path"]) for error in result["errors"])
-        findings.extend(("warning", warning, result["path"]) for warning in result["warnings"])
-    for entry in skipped:
-        level = "error" if entry.get("fails") else "warning"
-        findings.append((level, {**entry, "file": entry["path"]}, entry["path"]))
-    codes = sorted({item["code"] for _, item, _ in findings})
-    index = {code: position for position, code in enumerate(codes)}
-    rules = [
-        {
-            "id": code,
-            "name": "".join(part.capitalize() for part in code.split("_")),
-            "shortDescription": {"text": RULE_TEXT.get(code, code)},
-            "helpUri": README_ERRORS,
-            "help": {"text": f"See the error table in skillguard's README: {README_ERRORS}"},
-        }
-        for code in codes
-    ]
-    sarif_results = [
-        {
-            "ruleId": item["code"],
-            "ruleIndex": index[item["code"]],
-            "level": level,
-            "message": {"text": item["message"]},
-            "locations": [_location(item, fallback)],
-        }
-        for level, item, fallback in findings
-    ]
-    run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "skillguard",
-                "version": version,
-                "informationUri": "https://github.com/skillguard/skillguard",
-                "rules": rules,
-            }
-        },
-        "results": sarif_results,
-        "columnKind": "unicodeCodePoints",
+def _rule(code: str) -> dict[str, Any]:
+    return {
+        "id": code,
+        "name": "".join(part.capitalize() for part in code.split("_")),
+        "shortDescription": {"text": RULE_TEXT.get(code, code)},
+        "helpUri": README_ERRORS,
+        "help": {"text": f"See the error table in skillguard's README: {README_ERRORS}"},
     }
-    if any((item.get("file") or fallback).startswith("/") for _, item, fallback in findings):
-        run["originalUriBaseIds"] = {"ROOT": {"uri": "file:///"}}
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def sarif_text(
-    results: Iterable[dict[str, Any]], skipped: Iterable[dict[str, Any]], *, version: str
-) -> str:
-    """``sarif_document`` as ASCII JSON text."""
-    return json.dumps(
-        sarif_document(results, skipped, version=version), indent=2, ensure_ascii=True
-    )
+# Every rule skillguard has, in a fixed order, so that the driver (and each result's
+# ruleIndex) is known before the first result is written.
+_RULES: Final = tuple(sorted(RULE_TEXT))
+_RULE_INDEX: Final = {code: position for position, code in enumerate(_RULES)}
+
+
+class SarifWriter:
+    """Writes the SARIF 2.1.0 log of one ``validate`` run as the run goes.
+
+    The driver lists every rule skillguard has (one per code of README.md's error table),
+    so results can be written one at a time and memory does not grow with the number of
+    skills. A code missing from the table is still reported, as a result that names its
+    rule by id alone (SARIF makes ``ruleIndex`` optional): nothing is dropped.
+    """
+
+    def __init__(self, out: TextIO, *, version: str) -> None:
+        self._out = out
+        self._written = 0
+        driver = {
+            "name": "skillguard",
+            "version": version,
+            "informationUri": "https://github.com/skillguard/skillguard",
+            "rules": [_rule(code) for code in _RULES],
+        }
+        # Absolute paths are written relative to ROOT (file:///), so every artifact
+        # location is a relative URI reference that a hostile name cannot redirect.
+        head = {
+            "$schema": SARIF_SCHEMA,
+            "version": "2.1.0",
+            "runs": [
+                {
+                    "tool": {"driver": driver},
+                    "originalUriBaseIds": {"ROOT": {"uri": "file:///"}},
+                    "columnKind": "unicodeCodePoints",
+                    "results": [],
+                }
+            ],
+        }
+        text = json.dumps(head, indent=2, ensure_ascii=True)
+        # The document up to the results array, left open: '[]' is its last bracket pair.
+        cut = text.rindex("[]")
+        self._tail = text[cut + 2 :]
+        out.write(text[: cut + 1])
+
+    def _write(self, level: str, item: dict[str, Any], fallback_file: str) -> None:
+        sarif_result: dict[str, Any] = {"ruleId": item["code"]}
+        if item["code"] in _RULE_INDEX:
+            sarif_result["ruleIndex"] = _RULE_INDEX[item["code"]]
+        sarif_result["level"] = level
+        sarif_result["message"] = {"text": item["message"]}
+        sarif_result["locations"] = [_location(item, fallback_file)]
+        text = json.dumps(sarif_result, indent=2, ensure_ascii=True).replace("\n", "\n        ")
+        self._out.write(f"{',' if self._written else ''}\n        {text}")
+        self._written += 1
+
+    def result(self, result: dict[str, Any]) -> None:
+        """Write each error and warning of one checked skill."""
+        for error in result["errors"]:
+            self._write("error", error, result["path"])
+        for warning in result["warnings"]:
+            self._write("warning", warning, result["path"])
+
+    def skipped(self, entry: dict[str, Any]) -> None:
+        """Write one skipped entry: an error when skips fail the run, else a warning."""
+        level = "error" if entry.get("fails") else "warning"
+        self._write(level, {**entry, "file": entry["path"]}, entry["path"])
+
+    def close(self) -> None:
+        """End the results array and the document."""
+        self._out.write(("\n      ]" if self._written else "]") + self._tail + "\n")

@@ -25,7 +25,7 @@ import attrs
 
 from ._agents._command import add_agent_command, run_agent_command, run_agent_context
 from ._approval import is_digest
-from ._ci import github_commands, sarif_text
+from ._ci import SarifWriter, github_result, github_skipped
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError, safe_repr
@@ -439,13 +439,14 @@ def _skipped_line(entry: dict[str, Any]) -> str:
 
 
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    # Results are written as they come, in text and JSON, so that memory does not grow
-    # with the number of skills; skipped entries (few) and the summary come last. The
-    # GitHub and SARIF formats are written once the run is over.
-    streamed = args.format in ("text", "json")
-    shown: list[dict[str, Any]] = []
+    # Every format is written as the run goes, one skill at a time, so that memory does
+    # not grow with the number of skills. Text and JSON list skipped entries (few) and the
+    # summary last; GitHub and SARIF write each skipped entry as it is found.
+    from . import __version__  # noqa: PLC0415 - avoids an import cycle
+
     skipped: list[dict[str, Any]] = []
-    counts = {"checked": 0, "ok": 0, "shown": 0}
+    counts = {"checked": 0, "ok": 0, "shown": 0, "skipped": 0}
+    sarif = SarifWriter(out, version=__version__) if args.format == "sarif" else None
     if args.format == "json":
         out.write('{\n  "results": [')
     limits = attrs.evolve(DEFAULT_LIMITS, max_dir_entries=args.max_entries)
@@ -457,14 +458,25 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             result["warnings"] = []
         if args.quiet and result["ok"]:
             return
-        if not streamed:
-            shown.append(result)
-        elif args.format == "json":
+        if args.format == "json":
             text = json.dumps(result, indent=2, ensure_ascii=True).replace("\n", "\n    ")
             out.write(f"{',' if counts['shown'] else ''}\n    {text}")
-        else:
+        elif args.format == "text":
             _write_result(result, out)
+        elif sarif is not None:
+            sarif.result(_terminal_safe_result(result))
+        else:
+            out.writelines(f"{line}\n" for line in github_result(_terminal_safe_result(result)))
         counts["shown"] += 1
+
+    def skip(entry: dict[str, Any]) -> None:
+        counts["skipped"] += 1
+        if sarif is not None:
+            sarif.skipped(_terminal_safe_entries([entry])[0])
+        elif args.format == "github":
+            out.write(f"{github_skipped(_terminal_safe_entries([entry])[0])}\n")
+        else:
+            skipped.append(entry)
 
     for path in args.paths:
         try:
@@ -474,7 +486,7 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if isinstance(item, Found):
                     emit(_check(item, args.profile, namespaces=args.namespaces))
                     continue
-                skipped.append(
+                skip(
                     {
                         "path": printed_path(item.path),
                         "code": item.code,
@@ -488,7 +500,7 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "checked": counts["checked"],
         "ok": counts["ok"],
         "failed": counts["checked"] - counts["ok"],
-        "skipped": len(skipped),
+        "skipped": counts["skipped"],
     }
     failed = summary["failed"] > 0 or (args.fail_on_skipped and summary["skipped"] > 0)
     if args.format == "json":
@@ -499,8 +511,13 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rest = json.dumps({"summary": summary, "skipped": skipped}, indent=2, ensure_ascii=True)
         out.write(f"{chr(10) + '  ' if counts['shown'] else ''}],\n{rest[2:]}\n")
         err.writelines(f"skillguard: {_skipped_line(entry)}\n" for entry in skipped)
-    elif args.format in ("github", "sarif"):
-        _write_ci(args.format, shown, skipped, summary, out)
+    elif sarif is not None:
+        sarif.close()
+    elif args.format == "github":
+        out.write(
+            f"skillguard: {summary['checked']} checked, {summary['ok']} ok, "
+            f"{summary['failed']} failed, {summary['skipped']} skipped\n"
+        )
     else:
         _write_text(skipped, summary, out)
     return EXIT_FAILED if failed else EXIT_OK
@@ -517,33 +534,14 @@ def _terminal_safe_entries(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _write_ci(
-    form: str,
-    results: list[dict[str, Any]],
-    skipped: list[dict[str, Any]],
-    summary: dict[str, int],
-    out: TextIO,
-) -> None:
-    from . import __version__  # noqa: PLC0415 - avoids an import cycle
-
-    safe_results = [
-        {
-            **result,
-            "path": terminal_line(result["path"]),
-            "errors": _terminal_safe_entries(result["errors"]),
-            "warnings": _terminal_safe_entries(result["warnings"]),
-        }
-        for result in results
-    ]
-    safe_skipped = _terminal_safe_entries(skipped)
-    if form == "sarif":
-        out.write(sarif_text(safe_results, safe_skipped, version=__version__) + "\n")
-        return
-    out.writelines(f"{line}\n" for line in github_commands(safe_results, safe_skipped))
-    out.write(
-        f"skillguard: {summary['checked']} checked, {summary['ok']} ok, "
-        f"{summary['failed']} failed, {summary['skipped']} skipped\n"
-    )
+def _terminal_safe_result(result: dict[str, Any]) -> dict[str, Any]:
+    """One checked skill with its path, errors and warnings escaped for one line."""
+    return {
+        **result,
+        "path": terminal_line(result["path"]),
+        "errors": _terminal_safe_entries(result["errors"]),
+        "warnings": _terminal_safe_entries(result["warnings"]),
+    }
 
 
 def _write_result(result: dict[str, Any], out: TextIO) -> None:
