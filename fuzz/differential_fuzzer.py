@@ -13,8 +13,8 @@ must refuse. Run with atheris like parse_skill_fuzzer.py, with both seed corpora
 ``check`` also runs under Hypothesis in the normal test suite.
 """
 
-from __future__ import annotations
-
+# No "from __future__" import here: the OSS-Fuzz coverage build prepends its own code to
+# this file, and a future import must be the first statement of a module.
 import sys
 from collections.abc import Mapping
 

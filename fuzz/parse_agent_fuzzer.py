@@ -11,8 +11,8 @@ truncations. Run with atheris::
 (tests/test_fuzz_targets.py).
 """
 
-from __future__ import annotations
-
+# No "from __future__" import here: the OSS-Fuzz coverage build prepends its own code to
+# this file, and a future import must be the first statement of a module.
 import sys
 
 import skillguard

@@ -10,8 +10,8 @@ truncations (a hostile file is often a valid one cut short). Run with atheris::
 (tests/test_fuzz_targets.py), so CI exercises this invariant on every run.
 """
 
-from __future__ import annotations
-
+# No "from __future__" import here: the OSS-Fuzz coverage build prepends its own code to
+# this file, and a future import must be the first statement of a module.
 import sys
 
 import skillguard

@@ -13,8 +13,8 @@ fed whole and as truncations. Run with atheris::
 (tests/test_agents_compose.py).
 """
 
-from __future__ import annotations
-
+# No "from __future__" import here: the OSS-Fuzz coverage build prepends its own code to
+# this file, and a future import must be the first statement of a module.
 import json
 import math
 import sys

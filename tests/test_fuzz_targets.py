@@ -11,6 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from skillguard import MalformedSkillError
+
 from .strategies import (
     hostile_skill_files,
     mutated_documents,
@@ -43,6 +45,7 @@ def _load(name: str) -> ModuleType:
 parse_target = _load("parse_skill_fuzzer")
 differential_target = _load("differential_fuzzer")
 agent_target = _load("parse_agent_fuzzer")
+check_target = _load("check_skill_fuzzer")
 
 inputs = st.one_of(
     st.binary(max_size=1024),
@@ -142,3 +145,35 @@ def test_t70_parse_agent_fuzz_target(data: bytes) -> None:
 @pytest.mark.parametrize("seed", AGENT_CORPUS + CORPUS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_t70_agent_seed_corpus_replays_cleanly(seed: Path) -> None:
     agent_target.check(seed.read_bytes())
+
+
+@settings(max_examples=300)
+@given(inputs)
+@example(b"---\n---\n\x00")
+@example(b'---\n"": ""\n---')
+@example(b"---\nname: demo\ndescription: x\n---\na\rb\xef\xb8\x8f\n")
+@example(b"---\rname: x\xff\n---\n")
+def test_t119_check_skill_fuzz_target(data: bytes) -> None:
+    # check_skill (validate's collector) answers with placed, typed errors only.
+    check_target.check(data)
+
+
+@pytest.mark.parametrize("seed", CORPUS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_t119_check_skill_seed_corpus_replays_cleanly(seed: Path) -> None:
+    check_target.check(seed.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("error", "lines"),
+    [
+        (MalformedSkillError("yaml_syntax", "x", line=3), ["---", "---"]),
+        (MalformedSkillError("yaml_syntax", "x", line=0), ["---", "---"]),
+        (MalformedSkillError("yaml_syntax", "x", line=1, column=5), ["---", "---"]),
+        (MalformedSkillError("yaml_syntax", "x"), ["---", "---"]),
+        (MalformedSkillError("too_large", "x", column=1), ["---", "---"]),
+        (MalformedSkillError("", "x", line=1), ["---", "---"]),
+    ],
+)
+def test_t119_the_check_skill_target_can_fail(error: MalformedSkillError, lines: list[str]) -> None:
+    with pytest.raises(AssertionError):
+        check_target._placed(error, lines)

@@ -314,6 +314,27 @@ def test_t7_nul_in_body_is_refused() -> None:
     assert code_of(doc(MINIMAL, "text\x00more\n")) == "control_character"
 
 
+@pytest.mark.parametrize(
+    ("raw", "line", "column"),
+    [
+        (b"---\n---\n\x00", 3, 1),
+        (doc(MINIMAL, "text\x00more\n"), 5, 5),
+        (doc(MINIMAL, "one\r\ntwo \u00e9\x00\n"), 6, 6),
+    ],
+)
+def test_t119_nul_in_body_is_placed_at_its_line_and_column(
+    raw: bytes, line: int, column: int
+) -> None:
+    # validate annotates the character itself, as it does every frontmatter error.
+    with pytest.raises(MalformedSkillError) as caught:
+        parse_skill(raw)
+    assert (caught.value.code, caught.value.line, caught.value.column) == (
+        "control_character",
+        line,
+        column,
+    )
+
+
 # -- T2: fences ----------------------------------------------------------------------
 
 

@@ -231,6 +231,24 @@ def test_load_document_refuses_bad_utf8_with_its_line() -> None:
     assert info.value.reason == "the registry is not valid UTF-8"
 
 
+@pytest.mark.parametrize(
+    ("raw", "line"),
+    [
+        (b"a: b\rc: \xff\n", 2),
+        (b"a: b\r\nc: d\r\re: \xff", 4),
+        (b"\xef\xbb\xbfa: b\n\rc: \xff", 3),
+        (b"\xff", 1),
+    ],
+)
+def test_t119_bad_utf8_is_placed_on_the_line_every_other_error_counts(
+    raw: bytes, line: int
+) -> None:
+    # A lone CR ends a line for the YAML reader and the body checks, so for this too.
+    with pytest.raises(MalformedSkillError) as info:
+        load_document(raw, DEFAULT_LIMITS, what="the registry")
+    assert (info.value.code, info.value.line) == ("bad_encoding", line)
+
+
 def test_load_document_empty_documents() -> None:
     for raw in (b"", b"\n \n", ""):
         assert load_document(raw, DEFAULT_LIMITS, what="x", allow_empty=True)[0] == {}

@@ -329,13 +329,22 @@ def read_document(
         )
     text = decode_utf8(raw)
     frontmatter, body, first_line = _split_fences(text, limits)
-    if "\x00" in body:
-        raise MalformedSkillError("control_character", "NUL character in the body")
+    # The body starts on the line after the closing fence.
+    body_line = first_line + frontmatter.count("\n") + 1
+    nul = body.find("\x00")
+    if nul >= 0:
+        # Placed like every other located error, so that validate's annotations (and
+        # an editor) can point at it (threat-model.md T119).
+        raise MalformedSkillError(
+            "control_character",
+            "NUL character in the body",
+            line=body_line + body.count("\n", 0, nul),
+            column=nul - body.rfind("\n", 0, nul),
+        )
     fields, lines = load_document(
         frontmatter, limits, what="the frontmatter", first_line=first_line, backend=backend
     )
-    # The body starts on the line after the closing fence.
-    return fields, lines, body, first_line + frontmatter.count("\n") + 1
+    return fields, lines, body, body_line
 
 
 def _split_fences(text: str, limits: Limits) -> tuple[str, str, int]:

@@ -371,10 +371,11 @@ def decode_utf8(raw: bytes, *, what: str = "the file") -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        # Lines are counted as for every other error: a lone CR ends one too.
+        before = raw[: exc.start]
+        breaks = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n")
         raise MalformedSkillError(
-            "bad_encoding",
-            f"{what} is not valid UTF-8",
-            line=raw.count(b"\n", 0, exc.start) + 1,
+            "bad_encoding", f"{what} is not valid UTF-8", line=breaks + 1
         ) from exc
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
