@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
 import re
 import urllib.parse
 from pathlib import Path
@@ -312,3 +313,121 @@ def test_every_format_reports_the_same_findings(
     assert github == normalise
     assert sorted(sarif, key=repr) == sorted(normalise, key=repr)
     assert json_code == github_code == sarif_code == 1
+
+
+def _sarif_paths(out: str) -> list[bytes]:
+    paths = []
+    for result in json.loads(out)["runs"][0]["results"]:
+        location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        prefix = b"/" if location.get("uriBaseId") == "ROOT" else b""
+        paths.append(prefix + urllib.parse.unquote_to_bytes(location["uri"]))
+    return paths
+
+
+def test_t92_ci_formats_name_the_real_file_when_a_name_holds_a_backslash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Text and JSON double a backslash so that it cannot pass for an escape; a CI
+    # service must instead be given the file's own name, or the finding lands nowhere.
+    folder = tmp_path / "we\\ird"
+    write_skill(folder, "---\nname: x\ndescription: d\n---\n")
+    code, out = run(capsys, "--format", "sarif", str(tmp_path))
+    assert code == 1
+    # The folder's name is refused (bad_name), so the finding names the folder itself.
+    assert _sarif_paths(out) == [os.fsencode(folder)]
+    [command] = parse_commands(run(capsys, "--format", "github", str(tmp_path))[1])
+    assert command["file"] == str(folder)
+    [result] = json.loads(run(capsys, "--format", "json", str(tmp_path))[1])["results"]
+    assert result["path"] == str(folder).replace("\\", "\\\\")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [b"esc\x1b[2Jname", b"undecodable\xff", b"tab\there", b"line\nbreak", b"del\x7f"],
+)
+def test_t92_a_name_no_log_line_can_show_is_never_a_file_property(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: bytes
+) -> None:
+    root = tmp_path / "root"
+    folder = os.fsdecode(os.fsencode(root) + b"/" + name)
+    write_skill(Path(folder), "---\nname: other\ndescription: d\n---\n")
+    code, out = run(capsys, "--format", "github", str(root))
+    assert code == 1
+    assert out.isascii() or out.isprintable()
+    commands = parse_commands(out)
+    assert commands
+    for command in commands:
+        # The annotation points at the nearest folder that a log line can name, and
+        # the message carries the whole path, escaped.
+        assert command["file"] == str(root)
+        assert "line" not in command
+        assert command["message"].startswith(str(root) + "/")
+        assert all(ch.isprintable() for ch in command["message"])
+    code, out = run(capsys, "--format", "sarif", str(root))
+    assert code == 1
+    assert set(_sarif_paths(out)) <= {
+        os.fsencode(folder),
+        os.fsencode(folder) + b"/SKILL.md",
+    }
+    assert _sarif_paths(out)
+
+
+def test_t92_a_hidden_character_in_a_name_never_reaches_an_annotation(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_skill(tmp_path / "pdf\u202efdp", "---\nname: pdf\ndescription: d\n---\n")
+    code, out = run(capsys, "--format", "github", str(tmp_path))
+    assert code == 1
+    [command] = parse_commands(out)
+    assert command["title"] == "skillguard hidden_character"
+    assert "\u202e" not in out
+    assert "[U+202E]" in command["file"]
+
+
+def test_ci_paths_are_relative_to_the_github_workspace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_skill(tmp_path / "skills" / "demo", "---\nname: other\ndescription: d\n---\n")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    [command] = parse_commands(run(capsys, "--format", "github", str(tmp_path / "skills"))[1])
+    assert command["file"] == "skills/demo/SKILL.md"
+    assert command["line"] == "2"
+    assert _sarif_paths(run(capsys, "--format", "sarif", str(tmp_path / "skills"))[1]) == [
+        b"skills/demo/SKILL.md"
+    ]
+    # A relative PATH is taken from the current folder, wherever the checkout is.
+    monkeypatch.chdir(tmp_path / "skills")
+    [command] = parse_commands(run(capsys, "--format", "github", "demo")[1])
+    assert command["file"] == "skills/demo/SKILL.md"
+    # Outside the checkout, paths are left as given.
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "elsewhere"))
+    [command] = parse_commands(run(capsys, "--format", "github", "demo")[1])
+    assert command["file"] == "demo/SKILL.md"
+
+
+def test_json_and_text_list_many_skipped_entries_after_the_results(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Skipped entries wait in a spooled file, not in memory; the documents keep their
+    # shape and order.
+    write_skill(tmp_path / "good", "---\nname: good\ndescription: d\n---\n")
+    for index in range(30):
+        write_skill(
+            tmp_path / f"deep-{index:02d}" / "a" / "b" / "c" / "too-deep",
+            "---\nname: too-deep\ndescription: d\n---\n",
+        )
+    code, out = run(capsys, "--format", "json", "--max-depth", "3", str(tmp_path))
+    assert code == 0
+    document = json.loads(out)
+    assert list(document) == ["results", "summary", "skipped"]
+    assert document["summary"] == {"checked": 1, "ok": 1, "failed": 0, "skipped": 30}
+    assert len(document["skipped"]) == 30
+    assert all(set(entry) == {"path", "code", "message"} for entry in document["skipped"])
+    paths = [entry["path"] for entry in document["skipped"]]
+    assert paths == sorted(paths)
+    code, out = run(capsys, "--fail-on-skipped", "--max-depth", "3", str(tmp_path))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith("ok ")
+    assert [line.startswith("skipped ") for line in lines[1:-1]] == [True] * 30
+    assert lines[-1] == "1 checked, 1 ok, 0 failed, 30 skipped"

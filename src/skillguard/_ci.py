@@ -2,27 +2,35 @@
 
 Both are written as the run goes, one checked skill at a time, so that memory does not
 grow with the number of skills. Both renderers take the results ``_cli`` builds (one
-mapping per checked skill, each
-error and warning with ``code``, ``message`` and, where known, ``file``, ``line`` and
-``column``) and never see a file's content: only paths, codes and the parser's own
-messages. Untrusted text (folder names, keys) reaches them already escaped for a
-terminal line (``_text.terminal_line``); each format then escapes it by its own rules
-(threat-model.md T91, T92):
+mapping per checked skill, each error and warning with ``code``, ``message`` and, where
+known, ``file``, ``line`` and ``column``) and never see a file's content: only paths,
+codes and the parser's own messages. Paths arrive as found, not escaped, so that each
+format can name the real file; each format escapes by its own rules (threat-model.md
+T91, T92):
 
-- GitHub: ``%``, CR and LF in a message, and also ``:`` and ``,`` in a property
-  (``file=``, ``title=``), are percent-encoded as the runner decodes them, so a hostile
-  folder name can neither end a property early nor start a workflow command of its own
-  (``::add-mask::``, ``::stop-commands::``) on a new line.
+- GitHub: messages are escaped for a terminal line (``_text.terminal_line``), then
+  ``%``, CR and LF in a message, and also ``:`` and ``,`` in a property (``file=``,
+  ``title=``), are percent-encoded as the runner decodes them, so a hostile folder name
+  can neither end a property early nor start a workflow command of its own
+  (``::add-mask::``, ``::stop-commands::``) on a new line. A path a terminal would
+  escape is never put in ``file=``: the annotation names the nearest folder above it
+  that can be named, and the message gives the whole path, escaped.
 - SARIF: a JSON document (``json.dumps``, ASCII only); file paths become relative URI
-  references, percent-encoded, so that a name holding ``#``, ``?`` or ``%`` stays one
-  path.
+  references of their own bytes, percent-encoded, so that a name holding ``#``, ``?``,
+  ``%``, a backslash or an undecodable byte stays the one path it names.
+
+Below ``$GITHUB_WORKSPACE`` (a GitHub Actions checkout), paths are given relative to it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
+
+from ._fs import printed_path
+from ._text import terminal_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -103,15 +111,57 @@ def github_escape(text: str, *, property_value: bool = False) -> str:
     return text
 
 
+def ci_path(path: str) -> str:
+    """*path* as a CI service names a file: relative to ``$GITHUB_WORKSPACE`` (the
+    checkout) when it lies below it, since GitHub places an annotation on a pull
+    request's diff only for a path named from the repository's top; else unchanged."""
+    workspace = os.environ.get("GITHUB_WORKSPACE", "")
+    if not workspace or not os.path.isabs(workspace):
+        return path
+    # Path strings only: nothing is opened, listed or resolved.
+    full = os.path.normpath(os.path.join(os.getcwd(), path))
+    top = os.path.normpath(workspace).rstrip("/")
+    if full == top:
+        return "."
+    if full.startswith(top + "/"):
+        return full[len(top) + 1 :]
+    return path
+
+
+def _plain(path: str) -> bool:
+    # A path a terminal shows as it is (UTF-8, no control, hidden or line-breaking
+    # character): it names its file exactly in a log line.
+    return terminal_line(path) == path and path.isprintable()
+
+
+def _github_file(path: str) -> tuple[str, str | None]:
+    """The ``file=`` of an annotation, and the whole path when that is not it.
+
+    A name that a terminal would escape cannot be named exactly in a workflow command's
+    log line, and its escaped form could read like another file's name; the annotation
+    then points at the nearest folder above it that can be named, and the message
+    starts with the whole path, escaped.
+    """
+    path = ci_path(path)
+    if _plain(path):
+        return path, None
+    parts = path.split("/")
+    while parts and not _plain("/".join(parts)):
+        parts.pop()
+    return "/".join(parts) or ("/" if path.startswith("/") else "."), path
+
+
 def _annotation(level: str, item: dict[str, Any], fallback_file: str) -> str:
-    properties = [f"file={github_escape(item.get('file') or fallback_file, property_value=True)}"]
-    if item.get("line") is not None:
+    file, whole = _github_file(item.get("file") or fallback_file)
+    properties = [f"file={github_escape(file, property_value=True)}"]
+    if whole is None and item.get("line") is not None:
         properties.append(f"line={int(item['line'])}")
-    if item.get("column") is not None:
-        properties.append(f"col={int(item['column'])}")
-    title = github_escape(f"skillguard {item['code']}", property_value=True)
+        if item.get("column") is not None:
+            properties.append(f"col={int(item['column'])}")
+    title = github_escape(terminal_line(f"skillguard {item['code']}"), property_value=True)
     properties.append(f"title={title}")
-    return f"::{level} {','.join(properties)}::{github_escape(item['message'])}"
+    message = item["message"] if whole is None else f"{printed_path(whole)}: {item['message']}"
+    return f"::{level} {','.join(properties)}::{github_escape(terminal_line(message))}"
 
 
 def github_result(result: dict[str, Any]) -> Iterator[str]:
@@ -130,13 +180,14 @@ def github_skipped(entry: dict[str, Any]) -> str:
 
 
 def _uri(path: str) -> str:
-    # A relative URI reference: every character outside the unreserved set and '/' is
-    # percent-encoded (UTF-8), so '#', '?', '%', spaces and backslashes stay in the path.
-    return urllib.parse.quote(path.lstrip("/") if path.startswith("/") else path, safe="/")
+    # A relative URI reference of the path's own bytes: every byte outside the
+    # unreserved set and '/' is percent-encoded, so '#', '?', '%', spaces, backslashes,
+    # control characters and undecodable bytes stay in the one path they name.
+    return urllib.parse.quote(os.fsencode(path.lstrip("/")), safe="/")
 
 
 def _location(item: dict[str, Any], fallback_file: str) -> dict[str, Any]:
-    path = item.get("file") or fallback_file
+    path = ci_path(item.get("file") or fallback_file)
     physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
     if path.startswith("/"):
         physical["artifactLocation"]["uriBaseId"] = "ROOT"
@@ -207,7 +258,7 @@ class SarifWriter:
         if item["code"] in _RULE_INDEX:
             sarif_result["ruleIndex"] = _RULE_INDEX[item["code"]]
         sarif_result["level"] = level
-        sarif_result["message"] = {"text": item["message"]}
+        sarif_result["message"] = {"text": terminal_line(item["message"])}
         sarif_result["locations"] = [_location(item, fallback_file)]
         text = json.dumps(sarif_result, indent=2, ensure_ascii=True).replace("\n", "\n        ")
         self._out.write(f"{',' if self._written else ''}\n        {text}")

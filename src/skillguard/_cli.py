@@ -19,7 +19,8 @@ import io
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+import tempfile
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 import attrs
 
@@ -338,7 +339,7 @@ def _error_entry(error: SkillError, file: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"kind": error.kind, "code": error.code, "message": message}
     # Additive keys: where the error is, so CI annotations can point at it.
     if file is not None:
-        entry["file"] = printed_path(file)
+        entry["file"] = file
     if error.line is not None:
         entry["line"] = error.line
         if error.column is not None:
@@ -366,7 +367,7 @@ def _warning_entries(
         else:
             entry = {"code": warning.code, "message": warning.message}
         if file is not None:
-            entry["file"] = printed_path(file)
+            entry["file"] = file
         line = lines.get(warning.key) if warning.key is not None else warning.line
         if line is not None:
             entry["line"] = line
@@ -386,9 +387,11 @@ def _problem_entries(found: Found) -> list[dict[str, Any]]:
 
 
 def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any]:
+    """The result of one skill folder, its paths as found (``_printed`` makes them
+    printable for text and JSON; the CI formats name the real files)."""
     result: dict[str, Any] = {
-        "path": printed_path(found.path),
-        "skill": None if found.folder is None else printed_path(found.folder),
+        "path": found.path,
+        "skill": found.folder,
         "ok": False,
         "errors": [],
         "warnings": [],
@@ -416,7 +419,7 @@ def _check(found: Found, profile: Profile, *, namespaces: bool) -> dict[str, Any
 
 def _internal_error(path: str, exc: BaseException) -> dict[str, Any]:
     return {
-        "path": printed_path(path),
+        "path": path,
         "skill": None,
         "ok": False,
         "errors": [
@@ -489,11 +492,11 @@ def _skipped_line(entry: dict[str, Any]) -> str:
 
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # Every format is written as the run goes, one skill at a time, so that memory does
-    # not grow with the number of skills. Text and JSON list skipped entries (few) and the
-    # summary last; GitHub and SARIF write each skipped entry as it is found.
+    # not grow with the number of skills. Text and JSON list skipped entries and the
+    # summary last, the skipped entries kept meanwhile in a spooled temporary file (a
+    # hostile tree can hold any number); GitHub and SARIF write each one as it is found.
     from . import __version__  # noqa: PLC0415 - avoids an import cycle
 
-    skipped: list[dict[str, Any]] = []
     counts = {"checked": 0, "ok": 0, "shown": 0, "skipped": 0}
     sarif = SarifWriter(out, version=__version__) if args.format == "sarif" else None
     if args.format == "json":
@@ -508,89 +511,109 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.quiet and result["ok"]:
             return
         if args.format == "json":
-            text = json.dumps(result, indent=2, ensure_ascii=True).replace("\n", "\n    ")
+            text = json.dumps(_printed(result), indent=2, ensure_ascii=True)
+            text = text.replace("\n", "\n    ")
             out.write(f"{',' if counts['shown'] else ''}\n    {text}")
         elif args.format == "text":
-            _write_result(result, out)
+            _write_result(_printed(result), out)
         elif sarif is not None:
-            sarif.result(_terminal_safe_result(result))
+            sarif.result(result)
         else:
-            out.writelines(f"{line}\n" for line in github_result(_terminal_safe_result(result)))
+            out.writelines(f"{line}\n" for line in github_result(result))
         counts["shown"] += 1
 
-    def skip(entry: dict[str, Any]) -> None:
-        counts["skipped"] += 1
-        if sarif is not None:
-            sarif.skipped(_terminal_safe_entries([entry])[0])
-        elif args.format == "github":
-            out.write(f"{github_skipped(_terminal_safe_entries([entry])[0])}\n")
-        else:
-            skipped.append(entry)
+    with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8") as spool:
 
-    for path in args.paths:
-        try:
-            for item in iter_scan(
-                path, max_depth=args.max_depth, max_dirs=args.max_folders, limits=limits
-            ):
-                if isinstance(item, Found):
-                    emit(_check(item, args.profile, namespaces=args.namespaces))
-                    continue
-                skip(
-                    {
-                        "path": printed_path(item.path),
-                        "code": item.code,
-                        "message": item.reason,
-                        "fails": args.fail_on_skipped,
-                    }
-                )
-        except Exception as exc:  # a bug; reported, never a traceback
-            emit(_internal_error(path, exc))
-    summary = {
-        "checked": counts["checked"],
-        "ok": counts["ok"],
-        "failed": counts["checked"] - counts["ok"],
-        "skipped": counts["skipped"],
-    }
+        def skip(entry: dict[str, Any]) -> None:
+            counts["skipped"] += 1
+            if sarif is not None:
+                sarif.skipped(entry)
+            elif args.format == "github":
+                out.write(f"{github_skipped(entry)}\n")
+            else:
+                spool.write(json.dumps(_printed(entry), ensure_ascii=True) + "\n")
+
+        for path in args.paths:
+            try:
+                for item in iter_scan(
+                    path, max_depth=args.max_depth, max_dirs=args.max_folders, limits=limits
+                ):
+                    if isinstance(item, Found):
+                        emit(_check(item, args.profile, namespaces=args.namespaces))
+                        continue
+                    skip(
+                        {
+                            "path": item.path,
+                            "code": item.code,
+                            "message": item.reason,
+                            "fails": args.fail_on_skipped,
+                        }
+                    )
+            except Exception as exc:  # a bug; reported, never a traceback
+                emit(_internal_error(path, exc))
+        summary = {
+            "checked": counts["checked"],
+            "ok": counts["ok"],
+            "failed": counts["checked"] - counts["ok"],
+            "skipped": counts["skipped"],
+        }
+        if sarif is not None:
+            sarif.close()
+        else:
+            spool.seek(0)
+            _finish(args.format, spool, summary, counts["shown"], out, err)
     failed = summary["failed"] > 0 or (args.fail_on_skipped and summary["skipped"] > 0)
-    if args.format == "json":
-        # The document keeps its documented shape (new keys are additive); folders not
-        # searched are also reported on stderr, so that nothing is skipped silently.
-        for entry in skipped:
-            del entry["fails"]
-        rest = json.dumps({"summary": summary, "skipped": skipped}, indent=2, ensure_ascii=True)
-        out.write(f"{chr(10) + '  ' if counts['shown'] else ''}],\n{rest[2:]}\n")
-        err.writelines(f"skillguard: {_skipped_line(entry)}\n" for entry in skipped)
-    elif sarif is not None:
-        sarif.close()
-    elif args.format == "github":
-        out.write(
-            f"skillguard: {summary['checked']} checked, {summary['ok']} ok, "
-            f"{summary['failed']} failed, {summary['skipped']} skipped\n"
-        )
-    else:
-        _write_text(skipped, summary, out)
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _terminal_safe_entries(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Errors, warnings or skipped entries with every string escaped for one line."""
-    return [
-        {
-            key: terminal_line(value) if isinstance(value, str) else value
-            for key, value in item.items()
-        }
-        for item in items
-    ]
+def _finish(
+    form: str,
+    spool: IO[str],
+    summary: dict[str, int],
+    shown: int,
+    out: TextIO,
+    err: TextIO,
+) -> None:
+    """The end of a text, JSON or GitHub ``validate`` run: skipped entries read back
+    from *spool* (text, JSON) and the summary."""
+    line = (
+        f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed, "
+        f"{summary['skipped']} skipped"
+    )
+    if form == "github":
+        out.write(f"skillguard: {line}\n")
+        return
+    entries = (json.loads(text) for text in spool)
+    if form == "text":
+        out.writelines(f"{_skipped_line(entry)}\n" for entry in entries)
+        out.write(f"{line}\n")
+        return
+    # The JSON document keeps its documented shape (new keys are additive): the summary,
+    # then the skipped entries, each also reported on stderr so that nothing is skipped
+    # silently.
+    head = json.dumps({"summary": summary}, indent=2, ensure_ascii=True)
+    out.write(f'{chr(10) + "  " if shown else ""}],\n{head[2:-2]},\n  "skipped": [')
+    written = 0
+    for entry in entries:
+        del entry["fails"]
+        text = json.dumps(entry, indent=2, ensure_ascii=True).replace("\n", "\n    ")
+        out.write(f"{',' if written else ''}\n    {text}")
+        err.write(f"skillguard: {_skipped_line(entry)}\n")
+        written += 1
+    out.write(f"{chr(10) + '  ' if written else ''}]\n}}\n")
 
 
-def _terminal_safe_result(result: dict[str, Any]) -> dict[str, Any]:
-    """One checked skill with its path, errors and warnings escaped for one line."""
-    return {
-        **result,
-        "path": terminal_line(result["path"]),
-        "errors": _terminal_safe_entries(result["errors"]),
-        "warnings": _terminal_safe_entries(result["warnings"]),
-    }
+def _printed(item: dict[str, Any]) -> dict[str, Any]:
+    """A result or skipped entry with its paths as text and JSON print them
+    (``printed_path``: a backslash doubled, undecodable bytes as ``\\xNN``)."""
+    printed = dict(item)
+    for key in ("path", "file", "skill"):
+        if isinstance(printed.get(key), str):
+            printed[key] = printed_path(printed[key])
+    for key in ("errors", "warnings"):
+        if key in printed:
+            printed[key] = [_printed(entry) for entry in printed[key]]
+    return printed
 
 
 def _write_result(result: dict[str, Any], out: TextIO) -> None:
@@ -604,14 +627,6 @@ def _write_result(result: dict[str, Any], out: TextIO) -> None:
     out.writelines(
         f"    warning {warning['code']}: {terminal_line(warning['message'])}\n"
         for warning in result["warnings"]
-    )
-
-
-def _write_text(skipped: list[dict[str, Any]], summary: dict[str, int], out: TextIO) -> None:
-    out.writelines(f"{_skipped_line(entry)}\n" for entry in skipped)
-    out.write(
-        f"{summary['checked']} checked, {summary['ok']} ok, {summary['failed']} failed, "
-        f"{summary['skipped']} skipped\n"
     )
 
 
