@@ -484,6 +484,25 @@ def test_t94_a_case_variant_of_skill_md_fails_the_run(
     ]
 
 
+@pytest.mark.parametrize("name", ["skill.md", "Skill.md", "SKILL.MD"])
+def test_t94_a_case_variant_given_as_the_path_fails_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    (tmp_path / "misnamed").mkdir()
+    given = tmp_path / "misnamed" / name
+    given.write_text(GOOD.format(name="misnamed"))
+    code, document = run_json(capsys, str(given))
+    assert code == 1
+    [result] = document["results"]
+    [error] = result["errors"]
+    assert (error["code"], error["file"]) == ("wrong_case_skill_file", str(given))
+    # A file by another name is still checked as a SKILL.md document.
+    other = tmp_path / "misnamed" / "draft.md"
+    other.write_text(GOOD.format(name="misnamed"))
+    code, document = run_json(capsys, str(other))
+    assert code == 0
+
+
 def test_t94_a_case_variant_beside_skill_md_is_a_resource(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -67,8 +67,10 @@ __all__ = [
     "default_roots",
     "discover",
     "find_skill_folders",
+    "is_case_variant",
     "list_resources",
     "source_folder",
+    "wrong_case_entry",
 ]
 
 # Folders that hold tooling, never skills, and can be huge; skipping them is documented.
@@ -347,18 +349,18 @@ def find_skill_folders(
         if isinstance(item, Skipped):
             if item.entry in ("dir", "link", "") or item.code == "too_many_entries":
                 yield item
-            elif _is_case_variant(item.path.rsplit("/", 1)[-1]):
+            elif is_case_variant(item.path.rsplit("/", 1)[-1]):
                 # A FIFO or hard link named skill.md is a case variant all the same: a
                 # skill its author expects to be loaded, never passed by (T94).
-                yield _wrong_case(item.path, item.path.rsplit("/", 1)[-1])
+                yield wrong_case_entry(item.path, item.path.rsplit("/", 1)[-1])
             continue
         child = join_relative(location, item.name)
         if item.kind != "dir":
             # A folder reached here holds no SKILL.md (it would have been a hit), so a
             # case variant such as skill.md is a skill its author expects to be loaded
             # and that this loader never will: say so rather than pass it by (T94).
-            if _is_case_variant(item.name):
-                yield _wrong_case(child, item.name)
+            if is_case_variant(item.name):
+                yield wrong_case_entry(child, item.name)
             continue
         if item.name in EXCLUDED_DIRS:
             # A tooling folder is not searched, but one that holds a SKILL.md of its own
@@ -387,12 +389,12 @@ def find_skill_folders(
             stack.append((child, depth + 1, listed))
 
 
-def _is_case_variant(name: str) -> bool:
+def is_case_variant(name: str) -> bool:
     """Whether *name* is ``SKILL.md`` spelled in another case, such as ``skill.md``."""
     return name != SKILL_FILE and name.casefold() == SKILL_FILE.casefold()
 
 
-def _wrong_case(path: str, name: str) -> Skipped:
+def wrong_case_entry(path: str, name: str) -> Skipped:
     reason = f"{name!r} is not {SKILL_FILE!r}: the file name is case-sensitive"
     return Skipped(path, "wrong_case_skill_file", reason, "not_found", entry="file")
 

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._discover import FolderHit, find_skill_folders, list_resources
+from ._discover import (
+    FolderHit,
+    find_skill_folders,
+    is_case_variant,
+    list_resources,
+    wrong_case_entry,
+)
 from ._errors import (
     MalformedSkillError,
     SkillContainmentError,
@@ -288,6 +294,12 @@ def _read_given_file(given: str, limits: Limits) -> Scan:
             return Scan((Found(path, folder, error=exc),), ())
         except SkillError as exc:
             error = exc
+        if is_case_variant(filename):
+            # A case variant names a skill its author expects and no loader serves: it
+            # fails as it does inside a searched folder (T94), whatever it holds.
+            wrong_case = wrong_case_entry(path, filename)
+            error = SkillNotFoundError(wrong_case.code, wrong_case.reason)
+            return Scan((Found(path, folder, error=error, file=path),), ())
         if filename != SKILL_FILE:
             return Scan((Found(path, folder, raw=raw, error=error, file=path),), ())
         # A refused SKILL.md does not stop the check of the rest of its folder.
