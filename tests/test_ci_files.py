@@ -87,6 +87,16 @@ def test_t110_no_input_is_spliced_into_a_script() -> None:
         assert "${{" not in each.get("run", ""), each.get("name")
 
 
+def test_t110_every_action_the_step_uses_is_pinned_to_a_commit() -> None:
+    # A tag can be moved to other code by whoever controls that repository; a full
+    # commit SHA cannot.
+    uses = [each["uses"] for each in action()["runs"]["steps"] if "uses" in each]
+    assert uses
+    for reference in uses:
+        ref = reference.rpartition("@")[2]
+        assert re.fullmatch(r"[0-9a-f]{40}", ref), reference
+
+
 @pytest.mark.parametrize("separator", ["\n", " \n  ", "\t"])
 def test_t110_every_line_of_a_multi_line_paths_input_is_checked(
     tmp_path: Path, separator: str
