@@ -74,7 +74,7 @@ from ._parse import parse_agent
 from ._resolve import AgentContext, KnowledgeFile, check_arguments, knowledge_path, resolve_in
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from skillguard._audit import Auditor
     from skillguard._fs import Resolver
@@ -120,6 +120,9 @@ class Gate:
     limits: Limits
     profile: Profile
     timeout: float | None = None
+    # How ``aagent_context`` asks a sync approver: the loader's own approver threads
+    # (``Loader._ask_alone``), under its cap on abandoned ones (T112, T131).
+    ask_alone: Callable[[ApprovalRequest, Callable[[], object]], Awaitable[object]] | None = None
 
 
 @attrs.frozen
@@ -552,8 +555,10 @@ async def _aask(gate: Gate, request: ApprovalRequest) -> object:
     ):
         answer = _ask(gate, request)
     else:
-        # A human at a console must not block the event loop.
-        answer = await asyncio.get_running_loop().run_in_executor(None, _ask, gate, request)
+        # A human at a console must not block the event loop, nor hold a worker of the
+        # loop's executor forever: the loader's approver threads are capped (T131).
+        assert gate.ask_alone is not None  # checked by aagent_context
+        answer = await gate.ask_alone(request, lambda: _ask(gate, request))
     if inspect.isawaitable(answer):
         try:
             answer = await answer
@@ -577,6 +582,8 @@ async def aagent_context(
     seconds (default: the gate's; ``ApprovalDeniedError``, ``timed_out``). A cancelled
     call is audited and re-raises ``CancelledError``."""
     gate = _check_gate(gate)
+    if gate.ask_alone is None:  # pragma: no cover - built by skillguard only
+        raise SkillUsageError("bad_argument", "an async gate needs the loader's approver threads")
     limit = gate.timeout if timeout is None else timeout
     call = _Call(
         gate,
@@ -600,6 +607,9 @@ async def aagent_context(
             )
             _denied(gate, begun.context.identity, error, request_id=request.request_id)
             raise error from None
+        except ApprovalDeniedError as exc:  # too_many_abandoned: the human was not asked
+            _denied(gate, begun.context.identity, exc, request_id=request.request_id)
+            raise
         except asyncio.CancelledError:
             gate.auditor.emit(
                 "agent_context_denied",

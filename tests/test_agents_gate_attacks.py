@@ -1,0 +1,220 @@
+"""The agent-file approval gate attacked as a hostile repository would (threat-model.md
+T131-T134): approver threads under ``aagent_context``, the prompt's wording, and the
+races and file kinds that the T121-T126 tests do not reach.
+
+Every test builds a real repository under tmp_path; approvers are plain callables, and
+an approver nobody answers blocks on a real ``threading.Event``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import threading
+from typing import TYPE_CHECKING
+
+import pytest
+
+from skillguard import (
+    AllowPolicy,
+    ApprovalDeniedError,
+    ApprovalRequest,
+    AuditLog,
+    ConsoleApprover,
+    Decision,
+    Limits,
+    Loader,
+    TrustStore,
+    verify_records,
+)
+from skillguard._approval import pin_source
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from skillguard import AgentSkills
+
+POLICY = {"agents": {"orchestrator": {"skills": [], "tools": ["Read"]}}}
+AGENT = (
+    "---\nname: Reviewer\ndescription: Reviews code.\n---\n"
+    "## Persona\nA careful reviewer.\n\n"
+    "## Core Knowledge\n- Read docs/style.md\n\n"
+    "## Rules\n- Never approve without tests.\n"
+)
+YES = Decision(approved=True, by="alice")
+
+
+def make_repo(root: Path, agent: str = AGENT, knowledge: str = "# Style\nShort lines.\n") -> Path:
+    (root / ".claude" / "agents").mkdir(parents=True)
+    (root / ".claude" / "agents" / "reviewer.md").write_text(agent)
+    (root / "docs").mkdir()
+    (root / "docs" / "style.md").write_text(knowledge)
+    return root
+
+
+def handle(tmp_path: Path, approver: object, **kwargs: object) -> AgentSkills:
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        audit=AuditLog(tmp_path / "audit.log"),
+        approver=approver,  # type: ignore[arg-type]
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return loader.bind("orchestrator")
+
+
+def records(tmp_path: Path) -> list[dict[str, object]]:
+    lines = (tmp_path / "audit.log").read_bytes().splitlines()
+    assert verify_records(lines).intact
+    return [json.loads(line) for line in lines[1:]]
+
+
+class AwayHuman:
+    """A sync approver whose human is away until the test lets them answer."""
+
+    def __init__(self, *, blocked_calls: int = 1_000) -> None:
+        self.back = threading.Event()
+        self.asked = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.blocked_calls = blocked_calls
+
+    def __call__(self, request: ApprovalRequest) -> Decision:
+        del request
+        self.threads.append(threading.current_thread())
+        self.asked.set()
+        if len(self.threads) <= self.blocked_calls:
+            self.back.wait()
+        return Decision(approved=True, by="late human")
+
+    def answer_all(self) -> None:
+        self.back.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+            assert not thread.is_alive()
+
+
+def timed_out_code(agents: AgentSkills, repo: Path) -> str:
+    async def run() -> str:
+        with pytest.raises(ApprovalDeniedError) as info:
+            await agents.aagent_context("reviewer", repo=repo, harnesses=("claude",), timeout=0.01)
+        return info.value.code
+
+    return asyncio.run(run())
+
+
+def test_t131_abandoned_agent_file_approvers_share_the_loaders_cap(tmp_path: Path) -> None:
+    # A sync approver under aagent_context ran in the loop's default executor: a prompt
+    # nobody answered held one of its workers forever, outside the loader's cap, and
+    # its late answer vanished without a record.
+    repo = make_repo(tmp_path / "repo")
+    human = AwayHuman(blocked_calls=1)
+    agents = handle(tmp_path, human, limits=Limits(max_abandoned_approvers=1))
+    assert timed_out_code(agents, repo) == "timed_out"
+    assert human.threads[0].name.startswith("skillguard-approver-")
+    # At the cap: refused at once, the human not asked again.
+    assert timed_out_code(agents, repo) == "too_many_abandoned"
+    assert len(human.threads) == 1
+    human.answer_all()
+    # The late yes served nothing, and the thread left the count: the human is asked.
+    served = asyncio.run(
+        agents.aagent_context("reviewer", repo=repo, harnesses=("claude",), timeout=30)
+    )
+    assert served.approver == "late human"
+    events = [(r["event"], r.get("code")) for r in records(tmp_path)]
+    assert events == [
+        ("agent_approval_requested", None),
+        ("agent_context_denied", "timed_out"),
+        ("agent_approval_requested", None),
+        ("agent_context_denied", "too_many_abandoned"),
+        ("approval_late", "late_answer"),
+        ("agent_approval_requested", None),
+        ("agent_context_served", None),
+    ]
+    assert not agents._loader._abandoned
+
+
+def test_t131_a_cancelled_agent_file_call_abandons_its_approver_thread(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    human = AwayHuman()
+    agents = handle(tmp_path, human, approval_timeout=None)
+    loader = agents._loader
+    loop = asyncio.new_event_loop()
+    try:
+        waiting = loop.create_task(
+            agents.aagent_context("reviewer", repo=repo, harnesses=("claude",))
+        )
+        loop.run_until_complete(loop.run_in_executor(None, human.asked.wait, 30))
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            loop.run_until_complete(waiting)
+        assert len(loader._abandoned) == 1
+        human.answer_all()
+        loop.run_until_complete(asyncio.sleep(0))
+    finally:
+        loop.close()
+    assert not loader._abandoned
+    late = [r for r in records(tmp_path) if r["event"] == "approval_late"]
+    assert [(r["skill"], r["approver"], r["decision"]) for r in late] == [
+        ("reviewer", "late human", "none")
+    ]
+
+
+def test_t131_at_the_cap_a_pinned_agent_file_is_still_served(tmp_path: Path) -> None:
+    # A pin is answered by the trust store, not the human who stopped answering; the
+    # cap must look the pin up under the agent file's own key (``agent:`` + path).
+    repo = make_repo(tmp_path / "repo")
+    human = AwayHuman(blocked_calls=1)
+    store = TrustStore(tmp_path / "trust.json")
+    agents = handle(tmp_path, store.approver(human), limits=Limits(max_abandoned_approvers=1))
+    assert timed_out_code(agents, repo) == "timed_out"
+    assert timed_out_code(agents, repo) == "too_many_abandoned"
+    seen: list[ApprovalRequest] = []
+
+    def keep(request: ApprovalRequest) -> Decision:
+        seen.append(request)
+        return Decision(approved=False, by="x")
+
+    (tmp_path / "other").mkdir()
+    with pytest.raises(ApprovalDeniedError):
+        handle(tmp_path / "other", keep).agent_context("reviewer", repo=repo, harnesses=("claude",))
+    (request,) = seen
+    store.pin(
+        "reviewer", request.digest, "bob", source=pin_source(request), skill_sha256=request.sha256
+    )
+    served = asyncio.run(agents.aagent_context("reviewer", repo=repo, harnesses=("claude",)))
+    assert served.approver == "trust-store"
+    assert len(human.threads) == 1
+    human.answer_all()
+
+
+def test_t131_the_console_prompt_for_an_agent_file_names_what_it_shows(
+    tmp_path: Path,
+) -> None:
+    # The prompt offered "view the whole SKILL.md" for an agent file, which has none,
+    # and railed the agent file's text as "the skill's".
+    repo = make_repo(tmp_path / "repo")
+    seen: list[ApprovalRequest] = []
+
+    def keep(request: ApprovalRequest) -> Decision:
+        seen.append(request)
+        return Decision(approved=False, by="x")
+
+    with pytest.raises(ApprovalDeniedError):
+        handle(tmp_path, keep).agent_context("reviewer", repo=repo, harnesses=("claude",))
+    (request,) = seen
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Terminal()
+    decision = ConsoleApprover(Terminal("v\ny\n"), out, who="alice")(request)
+    assert decision == YES
+    text = out.getvalue()
+    question = "pin this exact content [p], show every file again [v], or deny [N]? "
+    assert text.count(question) == 2
+    assert "SKILL.md" not in text
+    assert "skill's" not in text
+    assert text.count("[knowledge file docs/style.md, whole]") == 2
+    assert os.linesep not in question
