@@ -12,6 +12,9 @@ import asyncio
 import io
 import json
 import os
+import shutil
+import subprocess
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -29,7 +32,7 @@ from skillguard import (
     TrustStore,
     verify_records,
 )
-from skillguard._approval import pin_source
+from skillguard._approval import pin_source, render_request
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -218,3 +221,110 @@ def test_t131_the_console_prompt_for_an_agent_file_names_what_it_shows(
     assert "skill's" not in text
     assert text.count("[knowledge file docs/style.md, whole]") == 2
     assert os.linesep not in question
+
+
+def test_t132_every_tool_and_the_model_are_shown_whole(tmp_path: Path) -> None:
+    # The request cut each frontmatter value at 512 characters (and the console at 300)
+    # while the envelope serves every tool and the model whole: a long tools list hid
+    # its last grants from the human who approved it.
+    tools = ", ".join(f"Bash(tool{number:03d}:*)" for number in range(60))
+    model = "sonnet" + "x" * 600 + "-hidden-tail"
+    agent = AGENT.replace("description: Reviews code.\n", f"description: d\ntools: {tools}\n")
+    agent = agent.replace("description: d\n", f"description: d\nmodel: {model}\n")
+    repo = make_repo(tmp_path / "repo", agent)
+    seen: list[ApprovalRequest] = []
+
+    def keep(request: ApprovalRequest) -> Decision:
+        seen.append(request)
+        return YES
+
+    served = handle(tmp_path, keep).agent_context("reviewer", repo=repo, harnesses=("claude",))
+    (request,) = seen
+    envelope = served.envelope()
+    shown = "".join(
+        line.removeprefix("      ... ").removeprefix("    ")
+        for line in render_request(request).splitlines()
+    )
+    assert envelope["model"] == model
+    assert f"'model': '{model}'" in shown
+    assert len(envelope["tools"]) == 60  # type: ignore[arg-type]
+    assert f"'tools': '{tools}'" in shown
+    assert all(len(line) <= 76 for line in render_request(request).splitlines())
+
+
+BIND = """
+import sys
+from skillguard import AllowPolicy, Loader, SkillError
+
+agents = Loader(AllowPolicy.from_mapping({"agents": {"o": {"skills": []}}})).bind("o")
+try:
+    served = agents.agent_context("reviewer", repo=sys.argv[1], operator_agents=[sys.argv[2]])
+except SkillError as exc:
+    print(exc.code)
+else:
+    print(served.source)
+"""
+
+
+def _in_mount_namespace(tmp_path: Path, bind: Path, at: Path, *args: str) -> str:
+    """Run BIND with *bind* mounted at *at* in a mount namespace of its own."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) to make a bind mount without touching the host")
+    script = tmp_path / "bind.py"
+    script.write_text(BIND)
+    command = f'mount --bind "$1" "$2" && shift 2 && exec "{sys.executable}" "{script}" "$@"'
+    done = subprocess.run(
+        [
+            unshare,
+            "--mount",
+            "--map-root-user",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            command,
+            "sh",
+            str(bind),
+            str(at),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0 and "mount" in done.stderr + done.stdout:
+        pytest.skip("this system does not allow a private mount namespace")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_t133_an_operator_folder_on_a_bind_mount_of_the_repo_is_refused(
+    tmp_path: Path,
+) -> None:
+    # Judged on real paths only, an operator folder reaching the repository through a
+    # bind mount (a container's /workspace, a second mount point) passed the check,
+    # and the repository's own agent file was served unapproved as the operator's.
+    repo = make_repo(tmp_path / "repo")
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    out = _in_mount_namespace(tmp_path, repo, mount, str(repo), str(mount / ".claude/agents"))
+    assert out == "bad_argument"
+    # The repository named through the mount, the operator folder by its real path.
+    out = _in_mount_namespace(tmp_path, repo, mount, str(mount), str(repo / ".claude/agents"))
+    assert out == "bad_argument"
+
+
+def test_t133_a_folder_beside_the_repo_on_the_same_mount_is_the_operators(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (tmp_path / "home" / "agents").mkdir(parents=True)
+    (tmp_path / "home" / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: d\n---\nThe operator's own.\n"
+    )
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    out = _in_mount_namespace(tmp_path, tmp_path / "home", mount, str(repo), str(mount / "agents"))
+    assert out == "operator"

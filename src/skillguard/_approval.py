@@ -362,7 +362,11 @@ def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
             add(f"    ... and {total - len(request.skipped)} more")
     add("  grants and settings:" if request.grants else "  grants and settings: none")
     for field, value in request.grants:
-        add("    ", f"{fact(field)}: {fact(value)}")
+        # An agent file's values reach the prompt whole (every tool, the model), and the
+        # file's own cap bounds them: the human reads each one whole too.
+        line = terminal_line(value)
+        shown = safe_repr(line, limit=len(line)) if agent_file else fact(value)
+        add("    ", f"{fact(field)}: {shown}")
     rail, rail_end = (_AGENT_RAIL, _AGENT_RAIL_END) if agent_file else (_RAIL, _RAIL_END)
     lines.append(rail)
     if agent_file:

@@ -84,7 +84,6 @@ if TYPE_CHECKING:
 __all__ = ["Gate", "ServedAgentContext", "aagent_context", "agent_context"]
 
 Source = Literal["operator", "workspace"]
-_FIELD_CHARS = 512  # a frontmatter value shown to the approver, like a skill's fields
 
 
 @attrs.frozen(kw_only=True)
@@ -147,16 +146,46 @@ class _Snapshot:
     workspace_bytes: bool
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _reaches(real: str, repo: tuple[int, int] | None) -> bool:
+    """Whether the folder at real path *real*, or a folder above it, is the repository
+    itself, by device and inode: a bind mount of the repository has a path of its own
+    that no real path comparison sees, and the same identity."""
+    if repo is None:
+        return False  # the repository cannot be opened: the call fails on it anyway
+    path = real
+    while True:
+        if _identity(path) == repo:
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+
+
 def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
     if isinstance(dirs, (str, bytes)) or not isinstance(dirs, (list, tuple)):
         raise SkillUsageError("bad_argument", "operator_agents must be a list of folders")
     folders = tuple(operator_path(folder, "an operator agent folder") for folder in dirs)
-    # Judged on real paths: an operator folder that is the repository or lies inside
-    # it would turn files the workspace wrote into the operator's.
+    # Judged on real paths and on identities: an operator folder that is the
+    # repository or lies inside it (through a link or a bind mount) would turn files
+    # the workspace wrote into the operator's.
     real_repo = os.path.realpath(repo)
+    repo_identity = _identity(repo)
     for folder in folders:
         real = os.path.realpath(folder)
-        if real == real_repo or real.startswith(real_repo.rstrip("/") + "/"):
+        if (
+            real == real_repo
+            or real.startswith(real_repo.rstrip("/") + "/")
+            or _reaches(real, repo_identity)
+        ):
             raise SkillUsageError(
                 "bad_argument",
                 f"operator agent folder {safe_repr(display_path(folder))} is inside the "
@@ -251,11 +280,6 @@ def _snapshot(
     )
 
 
-def _bounded(text: str) -> str:
-    cut = len(text) > _FIELD_CHARS
-    return reveal(text[:_FIELD_CHARS]) + ("\n[... cut ...]" if cut else "")
-
-
 def _fields(context: AgentContext) -> tuple[tuple[str, str], ...]:
     """Every frontmatter value of the agent file, as the approver must see it."""
     definition = context.definition
@@ -266,7 +290,9 @@ def _fields(context: AgentContext) -> tuple[tuple[str, str], ...]:
         fields.append(("model", ", ".join(definition.models)))
     for key, value in definition.extra.items():
         fields.append((key, value if isinstance(value, str) else repr(value)))
-    return tuple((reveal(key)[:128], _bounded(text)) for key, text in fields)
+    # Whole, never cut: the envelope serves every tool and the model whole, and the
+    # file's cap (``max_skill_bytes``) already bounds what the human is asked to read.
+    return tuple((reveal(key), reveal(text)) for key, text in fields)
 
 
 def _request(gate: Gate, snap: _Snapshot) -> ApprovalRequest:
