@@ -9,6 +9,7 @@ an approver nobody answers blocks on a real ``threading.Event``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import os
@@ -328,3 +329,34 @@ def test_t133_a_folder_beside_the_repo_on_the_same_mount_is_the_operators(
     mount.mkdir()
     out = _in_mount_namespace(tmp_path, tmp_path / "home", mount, str(repo), str(mount / "agents"))
     assert out == "operator"
+
+
+def test_t131_an_agent_file_approver_of_a_closed_loop_is_counted_then_heard(
+    tmp_path: Path,
+) -> None:
+    # A host closed its loop while aagent_context waited for the human: the thread
+    # still waits, so it counts against the cap (the next sweep finds it), and the
+    # orphaned call, collected later, takes no lock and touches no closed loop.
+    repo = make_repo(tmp_path / "repo")
+    human = AwayHuman(blocked_calls=1)
+    agents = handle(tmp_path, human, limits=Limits(max_abandoned_approvers=1))
+    loader = agents._loader
+    loop = asyncio.new_event_loop()
+    waiting = loop.create_task(agents.aagent_context("reviewer", repo=repo, harnesses=("claude",)))
+    loop.run_until_complete(loop.run_in_executor(None, human.asked.wait, 30))
+    loop.close()
+    assert timed_out_code(agents, repo) == "too_many_abandoned"
+    assert len(loader._abandoned) == 1
+    del waiting
+    with loader._lock:
+        collector = threading.Thread(target=gc.collect)
+        collector.start()
+        collector.join(timeout=30)
+        assert not collector.is_alive()
+    human.answer_all()
+    assert not loader._abandoned
+    assert not loader._alone
+    events = [(r["event"], r.get("code")) for r in records(tmp_path)]
+    assert ("approval_abandoned", "loop_closed") in events
+    assert ("approval_late", "late_answer") in events
+    assert not any(event == "agent_context_served" for event, _ in events)

@@ -240,6 +240,9 @@ class Loader:
         # A sync approver under aload runs in a thread, which cannot be killed: the
         # threads nobody waits for any more, until their human answers (T112).
         self._abandoned: set[_Flight] = set()
+        # The agent-file approvals (``_ask_alone``) being waited for: never joined, but
+        # swept like ``_inflight`` when their event loop is closed under them.
+        self._alone: set[_Flight] = set()
         self._async_approver = inspect.iscoroutinefunction(approver) or (
             inspect.iscoroutinefunction(getattr(approver, "__call__", None))  # noqa: B004
         )
@@ -630,8 +633,10 @@ class Loader:
         bound again (T113); a sync approver's thread among them is abandoned. Under the
         lock; the caller audits what is returned."""
         swept = [flight for flight in self._inflight.values() if flight.loop.is_closed()]
+        swept += [flight for flight in self._alone if flight.loop.is_closed()]
         for flight in swept:
             self._drop_flight(flight)
+            self._alone.discard(flight)
             self._abandon(flight)
         return swept
 
@@ -684,12 +689,19 @@ class Loader:
         # (``released``): the gate holds no pending request between calls.
         key = (id(loop), request.agent, request.skill, request.digest)
         flight = _Flight(key, request, None, 0, loop, released=True)
+        with self._lock:
+            self._alone.add(flight)
         try:
             return await self._ask_in_thread(flight, ask)
         finally:
-            # Timed out or cancelled: the thread still runs, nobody waits for it.
-            with self._lock:
-                self._abandon(flight)
+            # Timed out or cancelled: the thread still runs, nobody waits for it. A
+            # loop closed under this call resumes nothing: the next sweep counts the
+            # thread, and this frame, closed when it is collected, must not take the
+            # lock (a collection may run while it is held).
+            if not loop.is_closed():
+                with self._lock:
+                    self._alone.discard(flight)
+                    self._abandon(flight)
 
     def _abandon(self, flight: _Flight) -> None:
         """Count *flight*'s approver thread as abandoned if it still runs. Under the
