@@ -30,10 +30,13 @@ from skillguard import (
     Decision,
     Limits,
     Loader,
+    SkillUsageError,
     TrustStore,
+    deny_all,
     verify_records,
 )
 from skillguard._approval import pin_source, render_request
+from skillguard._cli import main
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -360,3 +363,53 @@ def test_t131_an_agent_file_approver_of_a_closed_loop_is_counted_then_heard(
     assert ("approval_abandoned", "loop_closed") in events
     assert ("approval_late", "late_answer") in events
     assert not any(event == "agent_context_served" for event, _ in events)
+
+
+OPERATOR_AGENT = "---\nname: reviewer\ndescription: d\n---\nThe operator's own.\n"
+
+
+def test_t134_a_tilde_operator_folder_is_refused_not_read_from_the_cwd(tmp_path: Path) -> None:
+    # "~/.claude/agents" was taken literally, as a folder of the working directory that
+    # holds nothing: the operator's own agent silently gave way to the repository's.
+    repo = make_repo(tmp_path / "repo")
+    for folder in ("~/.claude/agents", "~", "~operator/agents"):
+        with pytest.raises(SkillUsageError) as caught:
+            handle(tmp_path, deny_all).agent_context(
+                "reviewer", repo=repo, harnesses=("claude",), operator_agents=[folder]
+            )
+        assert caught.value.code == "bad_argument"
+        assert "'~'" in caught.value.reason
+
+
+def test_t134_the_cli_expands_a_tilde_operator_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "--operator-agents=~/agents" reaches the command unexpanded by the shell.
+    repo = make_repo(tmp_path / "repo")
+    (tmp_path / "home" / "agents").mkdir(parents=True)
+    (tmp_path / "home" / "agents" / "reviewer.md").write_text(OPERATOR_AGENT)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    code = main(
+        [
+            "agent",
+            "context",
+            *("--agent", "reviewer", "--repo", str(repo), "--harness", "claude"),
+            "--operator-agents=~/agents",
+        ]
+    )
+    envelope = json.loads(capsys.readouterr().out)
+    assert (code, envelope["full_body"]) == (0, "The operator's own.\n")
+
+
+def test_t134_a_relative_operator_folder_inside_the_repo_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Relative folders are the working directory's: run from inside the repository,
+    # ".claude/agents" is the repository's own folder.
+    repo = make_repo(tmp_path / "repo")
+    monkeypatch.chdir(repo / "docs")
+    for folder in ("../.claude/agents", ".", "../../repo/docs"):
+        with pytest.raises(SkillUsageError, match="inside the repository"):
+            handle(tmp_path, deny_all).agent_context(
+                "reviewer", repo="..", harnesses=("claude",), operator_agents=[folder]
+            )

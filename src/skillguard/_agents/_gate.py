@@ -174,6 +174,16 @@ def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
     if isinstance(dirs, (str, bytes)) or not isinstance(dirs, (list, tuple)):
         raise SkillUsageError("bad_argument", "operator_agents must be a list of folders")
     folders = tuple(operator_path(folder, "an operator agent folder") for folder in dirs)
+    for folder in folders:
+        # Never expanded here (that is the shell's job): taken literally, "~/agents"
+        # names a folder of the working directory, which holds nothing, and the
+        # operator's own agent would silently give way to the repository's.
+        if folder.startswith("~"):
+            raise SkillUsageError(
+                "bad_argument",
+                f"operator agent folder {safe_repr(display_path(folder))} starts with '~', "
+                "which is not expanded: pass the folder's own path",
+            )
     # Judged on real paths and on identities: an operator folder that is the
     # repository or lies inside it (through a link or a bind mount) would turn files
     # the workspace wrote into the operator's.
