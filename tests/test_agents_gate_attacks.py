@@ -30,6 +30,7 @@ from skillguard import (
     Decision,
     Limits,
     Loader,
+    SkillError,
     SkillUsageError,
     TrustStore,
     deny_all,
@@ -413,3 +414,59 @@ def test_t134_a_relative_operator_folder_inside_the_repo_is_refused(
             handle(tmp_path, deny_all).agent_context(
                 "reviewer", repo="..", harnesses=("claude",), operator_agents=[folder]
             )
+
+
+def test_t122_a_repo_racing_renames_never_gets_unshown_text_served(tmp_path: Path) -> None:
+    # A thread swaps the agent file and the knowledge file (atomic renames, and the
+    # knowledge folder for a link to /etc) while the gate resolves, snapshots, asks and
+    # serves: whatever is served is byte for byte what the human was shown.
+    repo = make_repo(tmp_path / "repo")
+    agent_file = repo / ".claude" / "agents" / "reviewer.md"
+    knowledge = repo / "docs" / "style.md"
+
+    def swap(path: Path, text: str) -> None:
+        staged = path.with_name(path.name + ".new")
+        staged.write_text(text)
+        staged.replace(path)
+
+    stop = threading.Event()
+
+    def swapper() -> None:
+        turn = 0
+        while not stop.is_set():
+            turn += 1
+            swap(knowledge, ("EVIL" if turn % 2 else "good") + " knowledge\n")
+            swap(agent_file, AGENT.replace("careful", "EVIL" if turn % 3 else "careful"))
+            if turn % 5 == 0:
+                (repo / "docs").rename(repo / "docs.old")
+                (repo / "docs").symlink_to("/etc")
+                (repo / "docs").unlink()
+                (repo / "docs.old").rename(repo / "docs")
+
+    seen: list[ApprovalRequest] = []
+
+    def keep(request: ApprovalRequest) -> Decision:
+        seen.append(request)
+        return YES
+
+    agents = handle(tmp_path, keep)
+    racer = threading.Thread(target=swapper)
+    racer.start()
+    served_count = 0
+    try:
+        for _ in range(150):
+            seen.clear()
+            try:
+                served = agents.agent_context("reviewer", repo=repo, harnesses=("claude",))
+            except SkillError:
+                continue
+            served_count += 1
+            (request,) = seen
+            assert served.envelope()["full_body"] == request.full_text
+            assert served.digest == request.digest
+            texts = [entry.text for entry in served.knowledge if entry.text is not None]
+            assert texts == [text for _, text in request.attachments]
+    finally:
+        stop.set()
+        racer.join(timeout=30)
+    assert served_count > 0
