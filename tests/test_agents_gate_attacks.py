@@ -319,6 +319,10 @@ def test_t133_an_operator_folder_on_a_bind_mount_of_the_repo_is_refused(
     # The repository named through the mount, the operator folder by its real path.
     out = _in_mount_namespace(tmp_path, repo, mount, str(mount), str(repo / ".claude/agents"))
     assert out == "bad_argument"
+    # A folder of the repository mounted elsewhere: no folder above the mount is the
+    # repository, but the mount table says where it comes from.
+    out = _in_mount_namespace(tmp_path, repo / ".claude", mount, str(repo), str(mount / "agents"))
+    assert out == "bad_argument"
 
 
 def test_t133_a_folder_beside_the_repo_on_the_same_mount_is_the_operators(

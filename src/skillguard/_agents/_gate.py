@@ -41,6 +41,8 @@ import asyncio
 import hashlib
 import inspect
 import os
+import posixpath
+import re
 import time
 import uuid
 from collections import Counter
@@ -146,28 +148,47 @@ class _Snapshot:
     workspace_bytes: bool
 
 
-def _identity(path: str) -> tuple[int, int] | None:
+_MOUNTINFO = "/proc/self/mountinfo"
+_OCTAL = re.compile(rb"\\([0-7]{3})")
+
+
+def _unescape(field: bytes) -> bytes:
+    return _OCTAL.sub(lambda match: bytes([int(match.group(1), 8) & 0xFF]), field)
+
+
+def _mounts() -> list[tuple[bytes, bytes, bytes]]:
+    """(mount point, device, root within the device) of every mount this process sees,
+    in mount order; empty where the system does not say (not Linux)."""
     try:
-        info = os.stat(path)
-    except OSError:
+        with open(_MOUNTINFO, "rb") as file:
+            lines = file.read().splitlines()
+    except OSError:  # pragma: no cover - a system without a mount table (not Linux)
+        return []
+    # id, parent, major:minor, root, mount point, ... (proc(5)); a line the kernel
+    # did not write in that shape tells nothing.
+    fields = [line.split(b" ") for line in lines]
+    return [
+        (_unescape(field[4]), field[2], _unescape(field[3])) for field in fields if len(field) > 4
+    ]
+
+
+def _beneath(path: bytes, top: bytes) -> bool:
+    return path == top or path.startswith(top.rstrip(b"/") + b"/")
+
+
+def _on_device(real: str, mounts: list[tuple[bytes, bytes, bytes]]) -> tuple[bytes, bytes] | None:
+    """Where the real path *real* is on its device: the device and the path from the
+    device's root. A bind mount shows a folder at a second path; this is the same for
+    both paths. The last mount on the longest mount point holding *real* is the one
+    seen there (a later mount hides an earlier one)."""
+    path = os.fsencode(real)
+    holding = [(len(mount[0]), order, mount) for order, mount in enumerate(mounts)]
+    holding = [item for item in holding if _beneath(path, item[2][0])]
+    if not holding:  # pragma: no cover - a system without a mount table (not Linux)
         return None
-    return info.st_dev, info.st_ino
-
-
-def _reaches(real: str, repo: tuple[int, int] | None) -> bool:
-    """Whether the folder at real path *real*, or a folder above it, is the repository
-    itself, by device and inode: a bind mount of the repository has a path of its own
-    that no real path comparison sees, and the same identity."""
-    if repo is None:
-        return False  # the repository cannot be opened: the call fails on it anyway
-    path = real
-    while True:
-        if _identity(path) == repo:
-            return True
-        parent = os.path.dirname(path)
-        if parent == path:
-            return False
-        path = parent
+    point, device, root = max(holding)[2]
+    rest = path[len(point.rstrip(b"/")) :]
+    return device, posixpath.normpath(root.rstrip(b"/") + rest) if rest else root
 
 
 def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
@@ -184,17 +205,24 @@ def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
                 f"operator agent folder {safe_repr(display_path(folder))} starts with '~', "
                 "which is not expanded: pass the folder's own path",
             )
-    # Judged on real paths and on identities: an operator folder that is the
-    # repository or lies inside it (through a link or a bind mount) would turn files
-    # the workspace wrote into the operator's.
+    # Judged on real paths, and on where they are on their devices (the mount table):
+    # an operator folder that is the repository or lies inside it, through a link or
+    # a bind mount, would turn files the workspace wrote into the operator's.
     real_repo = os.path.realpath(repo)
-    repo_identity = _identity(repo)
+    mounts = _mounts() if folders else []
+    repo_place = _on_device(real_repo, mounts)
     for folder in folders:
         real = os.path.realpath(folder)
+        place = _on_device(real, mounts)
         if (
             real == real_repo
             or real.startswith(real_repo.rstrip("/") + "/")
-            or _reaches(real, repo_identity)
+            or (
+                place is not None
+                and repo_place is not None
+                and place[0] == repo_place[0]
+                and _beneath(place[1], repo_place[1])
+            )
         ):
             raise SkillUsageError(
                 "bad_argument",
