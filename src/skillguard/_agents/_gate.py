@@ -8,7 +8,9 @@ Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
   workspace's, whichever folder it is in (``src/agents``, ``.claude/agents``, a team
   folder): untrusted. An operator folder inside the repository, or the repository
   itself, is refused (``bad_argument``): it would make the workspace's files the
-  operator's.
+  operator's. It is judged on real paths and through the mount table (a bind mount
+  of the repository or of one of its folders is still the repository), and a folder
+  starting with ``~`` is refused rather than read from the working directory.
 * An operator folder is searched first, for ``<name>.md``, and wins: a workspace file
   of the same name is never served instead. The first operator folder holding the name
   is the answer, even when that file cannot be read (fail-secure, like resolution).
@@ -30,6 +32,9 @@ Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
   but an approving ``Decision`` is ``ApprovalDeniedError`` (``not_approved``). A pin
   is keyed by the agent file's name and ``agent:`` + its absolute path
   (``pin_source``), so a skill's pin never approves an agent file.
+* Under ``aagent_context`` a sync approver is asked in the loader's own approver
+  threads (``Loader._ask_alone``): capped, abandoned when the call stops waiting, its
+  late answer audited (T112, T131).
 * Every outcome is audited before the caller sees it: ``agent_approval_requested``,
   then ``agent_context_served`` or ``agent_context_denied``. If the record cannot be
   written, nothing is served (``AuditError``).
