@@ -846,13 +846,16 @@ CALLS: dict[str, Call] = {
         ),
     ),
     "AgentSkills.aagent_context": Call(
-        4,
+        7,
         lambda w, a: asyncio.run(
             w.handle.aagent_context(
                 v(a[0], "helper"),
                 repo=v(a[1], _agent_repo(w)),
                 operator_agents=v(a[2], ()),
                 timeout=v(a[3], None),
+                team=v(a[4], None),
+                harnesses=v(a[5], ()),
+                resolver=v(a[6], "auto"),
             )
         ),
     ),

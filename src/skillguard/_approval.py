@@ -279,6 +279,8 @@ def deny_all(request: ApprovalRequest) -> Decision:
 
 _RAIL = "  +------ text written by the skill's author: read it, do not obey it ------"
 _RAIL_END = "  +------ end of the skill's text ------"
+_AGENT_RAIL = "  +------ text from the agent file's author: read it, do not obey it ------"
+_AGENT_RAIL_END = "  +------ end of the agent file's text ------"
 _GUTTER = "  | "
 _MORE = "      ... "  # the continuation of a wrapped fact line
 _WIDTH = 76  # columns of every line printed; a terminal of 80 never wraps one
@@ -360,23 +362,28 @@ def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
             add(f"    ... and {total - len(request.skipped)} more")
     add("  grants and settings:" if request.grants else "  grants and settings: none")
     for field, value in request.grants:
-        add("    ", f"{fact(field)}: {fact(value)}")
-    lines.append(_RAIL)
+        # An agent file's values reach the prompt whole (every tool, the model), and the
+        # file's own cap bounds them: the human reads each one whole too.
+        line = terminal_line(value)
+        shown = safe_repr(line, limit=len(line)) if agent_file else fact(value)
+        add("    ", f"{fact(field)}: {shown}")
+    rail, rail_end = (_AGENT_RAIL, _AGENT_RAIL_END) if agent_file else (_RAIL, _RAIL_END)
+    lines.append(rail)
     if agent_file:
         # An agent file and its knowledge files reach a prompt whole, so the human reads
         # them whole; each file has its own rails, which no file's text can forge.
         lines.extend(_railed("description", request.description))
         lines.extend(_railed("agent file body, whole", request.full_text))
         for path, text in request.attachments:
-            lines.append(_RAIL_END)
-            lines.append(_RAIL)
+            lines.append(rail_end)
+            lines.append(rail)
             lines.extend(_railed(f"knowledge file {terminal_line(path)}, whole", text))
     elif full:
         lines.extend(_railed("SKILL.md, whole", request.full_text))
     else:
         lines.extend(_railed("description", request.description))
         lines.extend(_railed("body", request.preview))
-    lines.append(_RAIL_END)
+    lines.append(rail_end)
     return "\n".join(lines) + "\n"
 
 
@@ -406,9 +413,10 @@ class ConsoleApprover:
             return Decision(approved=False, by=f"{self.who} (no terminal)")
         self.stdout.write(render_request(request))
         while True:
+            # An agent file's request already shows every file whole: [v] shows it again.
+            view = "show every file again" if request.kind == "agent" else "view the whole SKILL.md"
             self.stdout.write(
-                "Approve once [y], pin this exact content [p], view the whole SKILL.md [v], "
-                "or deny [N]? "
+                f"Approve once [y], pin this exact content [p], {view} [v], or deny [N]? "
             )
             self.stdout.flush()
             answer = self.stdin.readline().strip().lower()

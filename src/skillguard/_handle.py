@@ -773,6 +773,7 @@ class AgentSkills:
             loader.limits,
             loader.profile,
             loader.approval_timeout,
+            loader._ask_alone,  # noqa: SLF001 - the loader's capped approver threads
         )
 
     def agent_context(

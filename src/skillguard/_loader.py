@@ -45,6 +45,7 @@ from ._approval import (
     PinningApprover,
     TrustStore,
     deny_all,
+    pin_source,
 )
 from ._audit import AuditError, AuditLog, Auditor
 from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
@@ -109,7 +110,7 @@ class _Flight:
 
     key: _FlightKey
     request: ApprovalRequest
-    served: _Served
+    served: _Served | None  # None for an agent file's request, which no load joins
     cost: int
     loop: asyncio.AbstractEventLoop
     task: asyncio.Future[Any] | None = None
@@ -239,6 +240,9 @@ class Loader:
         # A sync approver under aload runs in a thread, which cannot be killed: the
         # threads nobody waits for any more, until their human answers (T112).
         self._abandoned: set[_Flight] = set()
+        # The agent-file approvals (``_ask_alone``) being waited for: never joined, but
+        # swept like ``_inflight`` when their event loop is closed under them.
+        self._alone: set[_Flight] = set()
         self._async_approver = inspect.iscoroutinefunction(approver) or (
             inspect.iscoroutinefunction(getattr(approver, "__call__", None))  # noqa: B004
         )
@@ -550,6 +554,7 @@ class Loader:
             flight = self._inflight.get(key)
             starter = flight is None
             if flight is not None:
+                assert flight.served is not None  # only aload flights are in _inflight
                 issued.served = flight.served
                 flight.waiters += 1
             elif not (self._async_approver or pinned) and len(self._abandoned) >= cap:
@@ -628,8 +633,10 @@ class Loader:
         bound again (T113); a sync approver's thread among them is abandoned. Under the
         lock; the caller audits what is returned."""
         swept = [flight for flight in self._inflight.values() if flight.loop.is_closed()]
+        swept += [flight for flight in self._alone if flight.loop.is_closed()]
         for flight in swept:
             self._drop_flight(flight)
+            self._alone.discard(flight)
             self._abandon(flight)
         return swept
 
@@ -652,9 +659,49 @@ class Loader:
         if not isinstance(approver, PinningApprover):
             return False
         try:
-            return approver.store.is_pinned(request.skill, request.digest, source=request.folder)
+            return approver.store.is_pinned(
+                request.skill, request.digest, source=pin_source(request)
+            )
         except ApprovalError:
             return False
+
+    async def _ask_alone(self, request: ApprovalRequest, ask: Callable[[], object]) -> object:
+        """A sync approver's answer for a request that no other call shares (an agent
+        file's, T131), asked like ``aload`` asks: refused with ``too_many_abandoned``
+        before the human is asked when ``max_abandoned_approvers`` threads already wait
+        for one, else in a thread of its own that is abandoned (counted) if the caller
+        stops waiting, its late answer discarded and audited (``approval_late``)."""
+        loop = asyncio.get_running_loop()
+        cap = self.limits.max_abandoned_approvers
+        pinned = len(self._abandoned) >= cap and self._pinned(request)
+        with self._lock:
+            swept = self._sweep_closed_loops()
+            abandoned = len(self._abandoned)
+        self._audit_swept(swept)
+        if not pinned and abandoned >= cap:
+            raise ApprovalDeniedError(
+                "too_many_abandoned",
+                f"{abandoned} approver calls nobody waits for still wait for an answer",
+                name=request.skill,
+                agent=request.agent,
+            )
+        # Never in ``_inflight`` and never counted in the agent's pending bounds
+        # (``released``): the gate holds no pending request between calls.
+        key = (id(loop), request.agent, request.skill, request.digest)
+        flight = _Flight(key, request, None, 0, loop, released=True)
+        with self._lock:
+            self._alone.add(flight)
+        try:
+            return await self._ask_in_thread(flight, ask)
+        finally:
+            # Timed out or cancelled: the thread still runs, nobody waits for it. A
+            # loop closed under this call resumes nothing: the next sweep counts the
+            # thread, and this frame, closed when it is collected, must not take the
+            # lock (a collection may run while it is held).
+            if not loop.is_closed():
+                with self._lock:
+                    self._alone.discard(flight)
+                    self._abandon(flight)
 
     def _abandon(self, flight: _Flight) -> None:
         """Count *flight*'s approver thread as abandoned if it still runs. Under the

@@ -20,6 +20,7 @@ folder is the operator's own. Every decision goes to ``--audit-log`` when given.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -183,7 +184,9 @@ def run_agent_context(argv: Sequence[str], out: TextIO) -> int:
             args.agent,
             team=args.team,
             harnesses=tuple(args.harness),
-            operator_agents=tuple(args.operator_agents),
+            # "--operator-agents=~/x" reaches here unexpanded (a shell expands "~" only
+            # at the start of a word): expanded like the shell would, for the operator.
+            operator_agents=tuple(os.path.expanduser(folder) for folder in args.operator_agents),
         )
     except SkillError as exc:
         _write(out, error_envelope(exc))

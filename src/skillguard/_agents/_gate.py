@@ -8,7 +8,9 @@ Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
   workspace's, whichever folder it is in (``src/agents``, ``.claude/agents``, a team
   folder): untrusted. An operator folder inside the repository, or the repository
   itself, is refused (``bad_argument``): it would make the workspace's files the
-  operator's.
+  operator's. It is judged on real paths and through the mount table (a bind mount
+  of the repository or of one of its folders is still the repository), and a folder
+  starting with ``~`` is refused rather than read from the working directory.
 * An operator folder is searched first, for ``<name>.md``, and wins: a workspace file
   of the same name is never served instead. The first operator folder holding the name
   is the answer, even when that file cannot be read (fail-secure, like resolution).
@@ -30,6 +32,9 @@ Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
   but an approving ``Decision`` is ``ApprovalDeniedError`` (``not_approved``). A pin
   is keyed by the agent file's name and ``agent:`` + its absolute path
   (``pin_source``), so a skill's pin never approves an agent file.
+* Under ``aagent_context`` a sync approver is asked in the loader's own approver
+  threads (``Loader._ask_alone``): capped, abandoned when the call stops waiting, its
+  late answer audited (T112, T131).
 * Every outcome is audited before the caller sees it: ``agent_approval_requested``,
   then ``agent_context_served`` or ``agent_context_denied``. If the record cannot be
   written, nothing is served (``AuditError``).
@@ -41,6 +46,8 @@ import asyncio
 import hashlib
 import inspect
 import os
+import posixpath
+import re
 import time
 import uuid
 from collections import Counter
@@ -74,7 +81,7 @@ from ._parse import parse_agent
 from ._resolve import AgentContext, KnowledgeFile, check_arguments, knowledge_path, resolve_in
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from skillguard._audit import Auditor
     from skillguard._fs import Resolver
@@ -84,7 +91,6 @@ if TYPE_CHECKING:
 __all__ = ["Gate", "ServedAgentContext", "aagent_context", "agent_context"]
 
 Source = Literal["operator", "workspace"]
-_FIELD_CHARS = 512  # a frontmatter value shown to the approver, like a skill's fields
 
 
 @attrs.frozen(kw_only=True)
@@ -120,6 +126,9 @@ class Gate:
     limits: Limits
     profile: Profile
     timeout: float | None = None
+    # How ``aagent_context`` asks a sync approver: the loader's own approver threads
+    # (``Loader._ask_alone``), under its cap on abandoned ones (T112, T131).
+    ask_alone: Callable[[ApprovalRequest, Callable[[], object]], Awaitable[object]] | None = None
 
 
 @attrs.frozen
@@ -144,16 +153,82 @@ class _Snapshot:
     workspace_bytes: bool
 
 
+_MOUNTINFO = "/proc/self/mountinfo"
+_OCTAL = re.compile(rb"\\([0-7]{3})")
+
+
+def _unescape(field: bytes) -> bytes:
+    return _OCTAL.sub(lambda match: bytes([int(match.group(1), 8) & 0xFF]), field)
+
+
+def _mounts() -> list[tuple[bytes, bytes, bytes]]:
+    """(mount point, device, root within the device) of every mount this process sees,
+    in mount order; empty where the system does not say (not Linux)."""
+    try:
+        with open(_MOUNTINFO, "rb") as file:
+            lines = file.read().splitlines()
+    except OSError:  # pragma: no cover - a system without a mount table (not Linux)
+        return []
+    # id, parent, major:minor, root, mount point, ... (proc(5)); a line the kernel
+    # did not write in that shape tells nothing.
+    fields = [line.split(b" ") for line in lines]
+    return [
+        (_unescape(field[4]), field[2], _unescape(field[3])) for field in fields if len(field) > 4
+    ]
+
+
+def _beneath(path: bytes, top: bytes) -> bool:
+    return path == top or path.startswith(top.rstrip(b"/") + b"/")
+
+
+def _on_device(real: str, mounts: list[tuple[bytes, bytes, bytes]]) -> tuple[bytes, bytes] | None:
+    """Where the real path *real* is on its device: the device and the path from the
+    device's root. A bind mount shows a folder at a second path; this is the same for
+    both paths. The last mount on the longest mount point holding *real* is the one
+    seen there (a later mount hides an earlier one)."""
+    path = os.fsencode(real)
+    holding = [(len(mount[0]), order, mount) for order, mount in enumerate(mounts)]
+    holding = [item for item in holding if _beneath(path, item[2][0])]
+    if not holding:  # pragma: no cover - a system without a mount table (not Linux)
+        return None
+    point, device, root = max(holding)[2]
+    rest = path[len(point.rstrip(b"/")) :]
+    return device, posixpath.normpath(root.rstrip(b"/") + rest) if rest else root
+
+
 def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
     if isinstance(dirs, (str, bytes)) or not isinstance(dirs, (list, tuple)):
         raise SkillUsageError("bad_argument", "operator_agents must be a list of folders")
     folders = tuple(operator_path(folder, "an operator agent folder") for folder in dirs)
-    # Judged on real paths: an operator folder that is the repository or lies inside
-    # it would turn files the workspace wrote into the operator's.
+    for folder in folders:
+        # Never expanded here (that is the shell's job): taken literally, "~/agents"
+        # names a folder of the working directory, which holds nothing, and the
+        # operator's own agent would silently give way to the repository's.
+        if folder.startswith("~"):
+            raise SkillUsageError(
+                "bad_argument",
+                f"operator agent folder {safe_repr(display_path(folder))} starts with '~', "
+                "which is not expanded: pass the folder's own path",
+            )
+    # Judged on real paths, and on where they are on their devices (the mount table):
+    # an operator folder that is the repository or lies inside it, through a link or
+    # a bind mount, would turn files the workspace wrote into the operator's.
     real_repo = os.path.realpath(repo)
+    mounts = _mounts() if folders else []
+    repo_place = _on_device(real_repo, mounts)
     for folder in folders:
         real = os.path.realpath(folder)
-        if real == real_repo or real.startswith(real_repo.rstrip("/") + "/"):
+        place = _on_device(real, mounts)
+        if (
+            real == real_repo
+            or real.startswith(real_repo.rstrip("/") + "/")
+            or (
+                place is not None
+                and repo_place is not None
+                and place[0] == repo_place[0]
+                and _beneath(place[1], repo_place[1])
+            )
+        ):
             raise SkillUsageError(
                 "bad_argument",
                 f"operator agent folder {safe_repr(display_path(folder))} is inside the "
@@ -248,11 +323,6 @@ def _snapshot(
     )
 
 
-def _bounded(text: str) -> str:
-    cut = len(text) > _FIELD_CHARS
-    return reveal(text[:_FIELD_CHARS]) + ("\n[... cut ...]" if cut else "")
-
-
 def _fields(context: AgentContext) -> tuple[tuple[str, str], ...]:
     """Every frontmatter value of the agent file, as the approver must see it."""
     definition = context.definition
@@ -263,7 +333,9 @@ def _fields(context: AgentContext) -> tuple[tuple[str, str], ...]:
         fields.append(("model", ", ".join(definition.models)))
     for key, value in definition.extra.items():
         fields.append((key, value if isinstance(value, str) else repr(value)))
-    return tuple((reveal(key)[:128], _bounded(text)) for key, text in fields)
+    # Whole, never cut: the envelope serves every tool and the model whole, and the
+    # file's cap (``max_skill_bytes``) already bounds what the human is asked to read.
+    return tuple((reveal(key), reveal(text)) for key, text in fields)
 
 
 def _request(gate: Gate, snap: _Snapshot) -> ApprovalRequest:
@@ -552,8 +624,10 @@ async def _aask(gate: Gate, request: ApprovalRequest) -> object:
     ):
         answer = _ask(gate, request)
     else:
-        # A human at a console must not block the event loop.
-        answer = await asyncio.get_running_loop().run_in_executor(None, _ask, gate, request)
+        # A human at a console must not block the event loop, nor hold a worker of the
+        # loop's executor forever: the loader's approver threads are capped (T131).
+        assert gate.ask_alone is not None  # checked by aagent_context
+        answer = await gate.ask_alone(request, lambda: _ask(gate, request))
     if inspect.isawaitable(answer):
         try:
             answer = await answer
@@ -577,6 +651,8 @@ async def aagent_context(
     seconds (default: the gate's; ``ApprovalDeniedError``, ``timed_out``). A cancelled
     call is audited and re-raises ``CancelledError``."""
     gate = _check_gate(gate)
+    if gate.ask_alone is None:  # pragma: no cover - built by skillguard only
+        raise SkillUsageError("bad_argument", "an async gate needs the loader's approver threads")
     limit = gate.timeout if timeout is None else timeout
     call = _Call(
         gate,
@@ -600,6 +676,9 @@ async def aagent_context(
             )
             _denied(gate, begun.context.identity, error, request_id=request.request_id)
             raise error from None
+        except ApprovalDeniedError as exc:  # too_many_abandoned: the human was not asked
+            _denied(gate, begun.context.identity, exc, request_id=request.request_id)
+            raise
         except asyncio.CancelledError:
             gate.auditor.emit(
                 "agent_context_denied",
