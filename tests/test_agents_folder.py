@@ -260,6 +260,30 @@ def test_t138_a_pin_covers_the_token_map(tmp_path: Path) -> None:
         )
 
 
+def test_t138_the_cli_serves_a_pinned_composed_agent_with_harness_pi(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from skillguard._cli import main
+
+    repo = make_repo(tmp_path / "repo")
+    args = ["agent", "context", "--agent", "ralph", "--repo", str(repo), "--harness", "pi"]
+    assert main(args) == 1  # nobody approved it
+    refused = json.loads(capsys.readouterr().out)
+    assert "not approved" in str(refused["message"])
+    store = TrustStore(tmp_path / "trust.json")
+    pin = Decision(approved=True, by="alice", scope="pin")
+    handle(tmp_path, store.approver(Recorder(pin))).agent_context(  # type: ignore[attr-defined]
+        "ralph", repo=repo, harnesses=("pi",)
+    )
+    assert main([*args, "--trust-store", str(store.path)]) == 0
+    envelope = json.loads(capsys.readouterr().out)
+    assert (envelope["agent_name"], envelope["source_path"]) == (
+        "agent-cortex:ralph",
+        "agents/ralph/agent.md",
+    )
+    assert envelope["tools"] == ["bash", "task", "read_agent", "wait_for_agents"]
+
+
 # -- validate_agent_directory ---------------------------------------------------------------
 
 
