@@ -32,10 +32,12 @@ from hypothesis import strategies as st
 import skillguard
 from skillguard import (
     AgentContext,
+    AgentFinding,
     AgentGrant,
     AgentNotFoundError,
     AgentSkills,
     AgentTools,
+    AgentValidation,
     AllowPolicy,
     ApprovalDeniedError,
     ApprovalError,
@@ -109,6 +111,7 @@ from skillguard import (
     parse_token_map,
     read_core_knowledge,
     render_audit_report,
+    validate_agent_directory,
     verify_records,
 )
 from tests.strategies import Booby, BytesPath, hostile_values
@@ -792,6 +795,24 @@ CALLS: dict[str, Call] = {
         lambda w, a: TokenMap(harnesses=v(a[0], ()), tools={}, paths={}, prefixes={}),
     ),
     "TokenMap.knows": Call(1, lambda w, a: _token_map().knows(v(a[0], "claude"))),
+    "validate_agent_directory": Call(
+        3,
+        lambda w, a: validate_agent_directory(
+            v(a[0], AGENTS), token_map=v(a[1], _token_map()), limits=v(a[2], None)
+        ),
+    ),
+    "AgentFinding": Call(
+        3,
+        lambda w, a: AgentFinding(
+            kind=v(a[0], "malformed"), code=v(a[1], "x"), message=v(a[2], "m")
+        ),
+    ),
+    "AgentValidation": Call(
+        2,
+        lambda w, a: AgentValidation(
+            agent=v(a[0], "plan"), path=v(a[1], "plan"), errors=(), warnings=()
+        ),
+    ),
     "ComposeLimits": Call(1, lambda w, a: ComposeLimits(max_sections=v(a[0], 64))),
     "ComposedAgent": Call(
         1,

@@ -10,8 +10,10 @@ from ._agents import (
     HARNESS_PRESETS,
     AgentContext,
     AgentDefinition,
+    AgentFinding,
     AgentNotFoundError,
     AgentTools,
+    AgentValidation,
     ComposedAgent,
     ComposeLimits,
     KnowledgeFile,
@@ -24,6 +26,7 @@ from ._agents import (
     parse_agent,
     parse_token_map,
     read_core_knowledge,
+    validate_agent_directory,
 )
 from ._approval import (
     ApprovalDeniedError,
@@ -78,10 +81,12 @@ __all__ = [
     "HARNESS_PRESETS",
     "AgentContext",
     "AgentDefinition",
+    "AgentFinding",
     "AgentGrant",
     "AgentNotFoundError",
     "AgentSkills",
     "AgentTools",
+    "AgentValidation",
     "AllowPolicy",
     "ApprovalDeniedError",
     "ApprovalError",
@@ -158,5 +163,6 @@ __all__ = [
     "parse_token_map",
     "read_core_knowledge",
     "render_audit_report",
+    "validate_agent_directory",
     "verify_records",
 ]

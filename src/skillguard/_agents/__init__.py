@@ -14,7 +14,8 @@ character rules and the error tree. The rooms:
 * ``_gate``: the approval gate, which decides whether an agent file and its knowledge
   files may reach a prompt (the operator's own, or approved, or refused);
 * ``_compose``: composable agent directories (seed 001), read and composed;
-* ``_directory``: which folders are agents, and validating them;
+* ``_directory``: which folders are agents, and validating them
+  (``validate_agent_directory``);
 * ``_compose_command``: ``skillguard agent compose`` and ``agent validate``;
 * ``_command``: ``skillguard agent context``.
 """
@@ -22,6 +23,7 @@ character rules and the error tree. The rooms:
 from __future__ import annotations
 
 from ._compose import ComposedAgent, ComposeLimits, compose
+from ._directory import AgentFinding, AgentValidation, validate_agent_directory
 from ._envelope import agent_error_code
 from ._gate import ServedAgentContext
 from ._grant import AgentTools, agent_tools
@@ -40,8 +42,10 @@ __all__ = [
     "HARNESS_PRESETS",
     "AgentContext",
     "AgentDefinition",
+    "AgentFinding",
     "AgentNotFoundError",
     "AgentTools",
+    "AgentValidation",
     "ComposeLimits",
     "ComposedAgent",
     "KnowledgeFile",
@@ -54,4 +58,5 @@ __all__ = [
     "parse_agent",
     "parse_token_map",
     "read_core_knowledge",
+    "validate_agent_directory",
 ]

@@ -237,24 +237,34 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
 # -- reading beneath the agent folder --------------------------------------------------
 
 
-def _read(root: SafeRoot, relpath: str, cap: int, what: str) -> str:
-    """The text of *relpath* under *root*, with *what* named in any error."""
+def _read(
+    root: SafeRoot, relpath: str, cap: int, what: str, record: Callable[[str, bytes], None] | None
+) -> str:
+    """The text of *relpath* under *root*, with *what* named in any error; *record*
+    is told the exact bytes, under *what* (the path in the agent folder)."""
     try:
         raw = root.read_file(relpath, cap=cap, oversize=MalformedSkillError)
         if len(raw) > cap:  # the file grew while it was read
             raise MalformedSkillError("too_large", f"the file is larger than {cap} bytes")
-        return decode_utf8(raw, what=what)
+        text = decode_utf8(raw, what=what)
     except SkillError as exc:
         raise type(exc)(exc.code, f"{what}: {exc.reason}", line=exc.line) from exc
+    if record is not None:
+        record(what, raw)
+    return text
 
 
-def _read_bytes(root: SafeRoot, relpath: str, cap: int, what: str) -> bytes:
+def _read_bytes(
+    root: SafeRoot, relpath: str, cap: int, what: str, record: Callable[[str, bytes], None] | None
+) -> bytes:
     try:
         raw = root.read_file(relpath, cap=cap, oversize=MalformedSkillError)
     except SkillError as exc:
         raise type(exc)(exc.code, f"{what}: {exc.reason}") from exc
     if len(raw) > cap:
         raise MalformedSkillError("too_large", f"{what}: the file is larger than {cap} bytes")
+    if record is not None:
+        record(what, raw)
     return raw
 
 
@@ -473,10 +483,14 @@ def compose_in(
     dialect: Dialect = "verbatim",
     drop_null_tools: bool = False,
     limits: ComposeLimits | None = None,
+    record: Callable[[str, bytes], None] | None = None,
 ) -> ComposedAgent:
     """Compose the agent folder held by *root* (named *agent*) for *harness*.
 
-    See :func:`compose`; the errors are the same.
+    See :func:`compose`; the errors are the same. *record*, when given, is called with
+    the path in the agent folder and the exact bytes of every file the composition
+    read (``agent.md``, ``frontmatter.json``, each section), so that a caller can bind
+    an approval to them.
     """
     harness, token_map, limits = _check_arguments(harness, token_map, dialect, limits)
     if SLUG.fullmatch(agent) is None:
@@ -484,7 +498,7 @@ def compose_in(
             "bad_agent_name", f"the agent folder {safe_repr(agent)} is not a lowercase slug"
         )
     harness_folders(root, limits)
-    body = _read(root, AGENT_FILE, limits.max_agent_bytes, AGENT_FILE)
+    body = _read(root, AGENT_FILE, limits.max_agent_bytes, AGENT_FILE, record)
     if body.split("\n", 1)[0].rstrip(" \t") == "---":
         raise MalformedSkillError(
             "frontmatter_in_agent_md",
@@ -501,6 +515,7 @@ def compose_in(
                 FRONTMATTER_FILE,
                 limits.max_frontmatter_bytes,
                 f"{harness}/{FRONTMATTER_FILE}",
+                record,
             ),
             max_bytes=limits.max_frontmatter_bytes,
         )
@@ -520,7 +535,11 @@ def compose_in(
                 )
             if name not in sections:
                 sections[name] = _read(
-                    harness_root, f"{name}.md", limits.max_section_bytes, f"{harness}/{name}.md"
+                    harness_root,
+                    f"{name}.md",
+                    limits.max_section_bytes,
+                    f"{harness}/{name}.md",
+                    record,
                 )
             return sections[name]
 

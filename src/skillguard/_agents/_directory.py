@@ -6,7 +6,8 @@ Rules (threat-model.md T100-T106). A path is an agent folder when it holds
 folder is refused, whether it is named directly or found in a root); every entry that
 is not taken has a reason (``Skipped``). ``validate_agent`` composes each harness in
 both dialects, without writing, and collects every problem instead of stopping at the
-first.
+first. ``validate_agent_directory`` is the library's form of ``agent validate``: the
+same checks, one typed ``AgentValidation`` per agent folder.
 """
 
 from __future__ import annotations
@@ -16,19 +17,33 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from skillguard._errors import MalformedSkillError, SkillError, safe_repr
-from skillguard._fs import SafeRoot, display_path
+from skillguard._errors import MalformedSkillError, SkillError, SkillUsageError, safe_repr
+from skillguard._fs import SafeRoot, display_path, operator_path
 
-from ._compose import AGENT_FILE, FRONTMATTER_FILE, ComposeLimits, compose_in, harness_folders
+from ._compose import (
+    AGENT_FILE,
+    DEFAULT_COMPOSE_LIMITS,
+    FRONTMATTER_FILE,
+    ComposeLimits,
+    compose_in,
+    harness_folders,
+)
+from ._tokenmap import EMPTY_TOKEN_MAP, TokenMap
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from skillguard._model import SkillWarning
 
-    from ._tokenmap import TokenMap
-
-__all__ = ["AgentFolder", "SkippedAgent", "agent_folders", "validate_agent"]
+__all__ = [
+    "AgentFinding",
+    "AgentFolder",
+    "AgentValidation",
+    "SkippedAgent",
+    "agent_folders",
+    "validate_agent",
+    "validate_agent_directory",
+]
 
 
 @attrs.frozen
@@ -181,3 +196,85 @@ def validate_agent(
             )
         )
     return errors, warnings
+
+
+@attrs.frozen(kw_only=True)
+class AgentFinding:
+    """One problem of an agent folder: the error ``kind`` (``malformed``,
+    ``containment``, ``not_found``), its ``code`` (the README's error table) and a
+    message that names the harness folder or file, never the file's content."""
+
+    kind: str
+    code: str
+    message: str
+
+
+@attrs.frozen(kw_only=True)
+class AgentValidation:
+    """What ``validate_agent_directory`` found in one agent folder.
+
+    ``agent`` is the folder's name, ``path`` the folder for display (the name alone
+    for a folder that could not be opened); ``errors`` every
+    problem (empty: every harness folder composes, in both dialects), ``warnings``
+    what composes with a note (an unused section, a dropped null tool).
+    """
+
+    agent: str
+    path: str
+    errors: tuple[AgentFinding, ...]
+    warnings: tuple[SkillWarning, ...]
+
+    @property
+    def ok(self) -> bool:
+        """Whether the folder has no error."""
+        return not self.errors
+
+
+def validate_agent_directory(
+    path: str | os.PathLike[str],
+    *,
+    token_map: TokenMap | None = None,
+    limits: ComposeLimits | None = None,
+) -> tuple[AgentValidation, ...]:
+    """Validate the agent folder *path*, or each agent folder of the agents root *path*.
+
+    The checks of ``skillguard agent validate``: ``agent.md`` (present, no
+    frontmatter), at least one harness folder that composes, and for every harness
+    folder the ``frontmatter.json`` schema, every token against *token_map* (default:
+    an empty map, which lists every harness and no tool) and every section, in both
+    dialects; nothing is written. One ``AgentValidation`` per agent folder, in name
+    order; a folder that cannot be opened safely (a symlink) is one with its error; a
+    folder that is not an agent (no ``agent.md`` and no harness folder) is left out,
+    so an empty tuple means *path* holds no agent.
+
+    Raises ``SkillContainmentError`` / ``SkillNotFoundError`` when *path* itself cannot
+    be opened safely and ``SkillUsageError`` (``bad_argument``) for bad arguments; any
+    other exception is a bug.
+    """
+    folder = operator_path(path, "path")
+    if token_map is None:
+        token_map = EMPTY_TOKEN_MAP
+    if not isinstance(token_map, TokenMap):
+        raise SkillUsageError("bad_argument", "token_map must be a TokenMap or None")
+    if limits is None:
+        limits = DEFAULT_COMPOSE_LIMITS
+    if not isinstance(limits, ComposeLimits):
+        raise SkillUsageError("bad_argument", "limits must be a ComposeLimits")
+    results: list[AgentValidation] = []
+    for found in agent_folders(folder, limits):
+        if isinstance(found, AgentFolder):
+            errors, warnings = validate_agent(found, token_map, limits)
+            results.append(
+                AgentValidation(
+                    agent=found.name,
+                    path=found.path,
+                    errors=tuple(AgentFinding(**entry) for entry in errors),
+                    warnings=tuple(warnings),
+                )
+            )
+        elif found.kind != "not_agent":
+            finding = AgentFinding(kind=found.kind, code=found.code, message=found.message)
+            results.append(
+                AgentValidation(agent=found.agent, path=found.agent, errors=(finding,), warnings=())
+            )
+    return tuple(results)

@@ -18,7 +18,8 @@ Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
   envelope is served without approval only when every byte it serves is the
   operator's: an operator agent file that pulls in a knowledge file from the workspace
   needs an approval like a workspace agent file.
-* An approval binds a snapshot: the agent file and every knowledge file, read once
+* An approval binds a snapshot: the agent file (for one composed from a folder, every
+  file the composition read) and every knowledge file, read once
   beneath one held descriptor, each as (path, size, sha256) in a ``Manifest`` whose
   digest the request carries. A knowledge entry that cannot be read is listed as not
   taken, with its reason, and is served as that error. The human is shown the whole
@@ -283,6 +284,11 @@ def _snapshot(
     # knowledge path can be): the digest covers every file whose text is served.
     listed = context.source_path if source == "workspace" else file
     files = {listed: ManifestFile(listed, definition.size, definition.sha256)}
+    if context.sources:
+        # A composed agent (T138): its text is in no one file, so the digest covers
+        # every file the composition read instead (agent.md, frontmatter.json, each
+        # section, the token map).
+        files = {path: ManifestFile(path, size, sha) for path, size, sha in context.sources}
     entries: list[_Entry] = []
     skipped: list[Skipped] = []
     texts: list[tuple[str, str]] = []

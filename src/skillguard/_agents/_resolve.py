@@ -14,6 +14,15 @@ Rules (threat-model.md T72-T75):
   ``.team-development/src/agents/<name>.md``, then the harness presets the host asked
   for, in the order it gave them. The first candidate that exists (as anything at all)
   is read; if it cannot be read the answer is that refusal, never the next candidate.
+* The ``pi`` preset names a composable agent folder (seed 001),
+  ``agents/<name>/agent.md``, the way pi's ``agent-modes`` reads it at run time. The
+  folder is composed for the harness in memory by the composer (``_compose``: the
+  same caps, containment and token rules), never written, and the composed bytes are
+  read back through ``parse_agent`` under the caller's limits and profile. Its token
+  map is ``agents/token-map.json``, else ``token-map.json`` at the repository root,
+  else none (an empty map); the first that exists is the answer, and one that cannot
+  be read or parsed, or does not list the harness, is refused. ``sources`` lists every
+  file the composition read, so that an approval covers each of them (T138).
 * Every read goes through one ``SafeRoot`` on the repository: a symlinked folder on the
   way or a symlinked file, a FIFO, a device, a hard link or a file on another file
   system is refused without being read, and at most ``max_skill_bytes + 1`` bytes of
@@ -50,8 +59,10 @@ from skillguard._parse import is_valid_name
 from skillguard._text import reveal
 from skillguard._yaml import decode_utf8
 
+from ._compose import DEFAULT_COMPOSE_LIMITS, ComposeLimits, compose_in
 from ._envelope import agent_envelope
 from ._parse import AgentDefinition, parse_agent
+from ._tokenmap import EMPTY_TOKEN_MAP, TokenMap, parse_token_map
 
 if TYPE_CHECKING:
     import os
@@ -82,8 +93,15 @@ HARNESS_PRESETS: Final[Mapping[str, tuple[tuple[str, str], ...]]] = MappingProxy
         "cursor": ((".cursor/agents/", ".md"),),
         "gemini": ((".gemini/agents/", ".md"),),
         "opencode": ((".opencode/agents/", ".md"),),
+        # A suffix of "/agent.md" names a composable agent folder, composed for the
+        # preset's harness (seed 001; see the module docstring).
+        "pi": (("agents/", "/agent.md"),),
     }
 )
+_COMPOSED_SUFFIX: Final = "/agent.md"
+# Where a composable folder's token map is looked for, in order (seed 001 keeps it
+# next to the agents; the examples keep it in the agents folder).
+TOKEN_MAP_FILES: Final = ("agents/token-map.json", "token-map.json")
 
 
 class AgentNotFoundError(SkillNotFoundError):
@@ -95,13 +113,18 @@ class AgentContext:
     """A resolved, parsed agent file: what ``load_agent_context`` returns.
 
     ``source_path`` is ``/``-separated and relative to the repository; ``identity`` is
-    the file name without ``.agent.md`` or ``.md``, the agent's identity for resolution
-    (``definition.name`` is a display string and is never used to build a path).
+    the file name without ``.agent.md`` or ``.md`` (the folder name for a composed
+    agent), the agent's identity for resolution (``definition.name`` is a display
+    string and is never used to build a path). ``sources`` is empty for an agent file,
+    and for an agent composed from a folder lists every file the composition read as
+    (repository path, size, sha256), sorted by path: ``definition`` is the composed
+    text, which no single file holds.
     """
 
     definition: AgentDefinition
     source_path: str
     identity: str
+    sources: tuple[tuple[str, int, str], ...] = ()
 
     def envelope(self) -> dict[str, object]:
         """The seed's success envelope as a dict, keys in the seed's order; every string
@@ -138,20 +161,22 @@ def _identity(path: str) -> str:
 
 def _candidates(
     name: str, team: str | None, harnesses: tuple[str, ...]
-) -> tuple[list[str], list[str]]:
-    """The files to try for *name*, in order, and the folders named when none exists."""
+) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """The files to try for *name*, in order, each with the harness to compose it for
+    (``None``: an agent file, read as it is), and the folders named when none exists."""
     folders = [_SEED_FOLDERS[0]]
-    files = [f"{_SEED_FOLDERS[0]}{name}.md"]
+    files: list[tuple[str, str | None]] = [(f"{_SEED_FOLDERS[0]}{name}.md", None)]
     if team is not None and team != _TEAM_DEFAULT:
         folders.append(f"{team}/src/agents/")
-        files.append(f"{team}/src/agents/{name}.md")
+        files.append((f"{team}/src/agents/{name}.md", None))
     folders.append(_SEED_FOLDERS[1])
-    files.append(f"{_SEED_FOLDERS[1]}{name}.md")
+    files.append((f"{_SEED_FOLDERS[1]}{name}.md", None))
     for harness in harnesses:
         for folder, suffix in HARNESS_PRESETS[harness]:
             if folder not in folders:
                 folders.append(folder)
-            files.append(f"{folder}{name}{suffix}")
+            composed = harness if suffix == _COMPOSED_SUFFIX else None
+            files.append((f"{folder}{name}{suffix}", composed))
     return files, folders
 
 
@@ -232,12 +257,14 @@ def resolve_in(
                 "of a-z, 0-9 and single hyphens",
             )
         files, folders = _candidates(agent, team, harnesses)
-        found = next((file for file in files if root.has_entry(file)), None)
+        found = next((file for file in files if root.has_entry(file[0])), None)
         if found is None:
             raise AgentNotFoundError(
                 "agent_not_found", f"Agent '{agent}' not found. Searched: {', '.join(folders)}"
             )
-        path = found
+        path, harness = found
+        if harness is not None:
+            return _composed(root, path, agent, harness, limits, profile)
     try:
         raw = root.read_file(path, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
         definition = parse_agent(raw, limits=limits, profile=profile)
@@ -251,6 +278,75 @@ def resolve_in(
             key=exc.key,
         ) from exc
     return AgentContext(definition=definition, source_path=path, identity=_identity(path))
+
+
+def _token_map(root: SafeRoot, limits: ComposeLimits, record: list[tuple[str, bytes]]) -> TokenMap:
+    """The repository's token map (``TOKEN_MAP_FILES``, first that exists), or none."""
+    for path in TOKEN_MAP_FILES:
+        if not root.has_entry(path):
+            continue
+        cap = limits.max_token_map_bytes
+        try:
+            raw = root.read_file(path, cap=cap, oversize=MalformedSkillError)
+            token_map = parse_token_map(raw, max_bytes=cap)
+        except SkillInputError as exc:
+            raise type(exc)(
+                exc.code, f"token map {_shown(path)}: {exc.reason}", line=exc.line, key=exc.key
+            ) from exc
+        record.append((path, raw))
+        return token_map
+    return EMPTY_TOKEN_MAP
+
+
+def _composed(
+    root: SafeRoot, path: str, name: str, harness: str, limits: Limits, profile: Profile
+) -> AgentContext:
+    """The composable folder of *path* (``.../<name>/agent.md``) composed for *harness*
+    in memory, read back as an agent file; every file read is in ``sources``."""
+    folder = path[: -len(_COMPOSED_SUFFIX)]
+    # The composer's own caps, and the caller's cap on an agent file on top.
+    caps = attrs.evolve(
+        DEFAULT_COMPOSE_LIMITS,
+        max_agent_bytes=min(DEFAULT_COMPOSE_LIMITS.max_agent_bytes, limits.max_skill_bytes),
+        max_composed_bytes=min(DEFAULT_COMPOSE_LIMITS.max_composed_bytes, limits.max_skill_bytes),
+    )
+    reads: list[tuple[str, bytes]] = []
+    token_map = _token_map(root, caps, reads)
+    if not token_map.knows(harness):
+        raise MalformedSkillError(
+            "unlisted_harness",
+            f"token map {_shown(reads[0][0])}: it does not list the harness {harness}",
+        )
+    where = f"agent folder {_shown(folder)}"
+    try:
+        with root.open_dir(folder) as held:
+            composed = compose_in(
+                held,
+                name,
+                harness,
+                token_map=token_map,
+                limits=caps,
+                record=lambda relpath, raw: reads.append((f"{folder}/{relpath}", raw)),
+            )
+        where = f"agent folder {_shown(folder)} composed for {harness}"
+        definition = parse_agent(composed.data, limits=limits, profile=profile)
+    except SkillInputError as exc:
+        raise type(exc)(
+            exc.code,
+            f"{where}: {exc.reason}",
+            line=exc.line,
+            column=exc.column,
+            key=exc.key,
+        ) from exc
+    sources = {
+        relpath: (relpath, len(raw), hashlib.sha256(raw).hexdigest()) for relpath, raw in reads
+    }
+    return AgentContext(
+        definition=definition,
+        source_path=path,
+        identity=name,
+        sources=tuple(sorted(sources.values())),
+    )
 
 
 def knowledge_path(directive: str) -> str:
