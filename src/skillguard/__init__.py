@@ -37,6 +37,7 @@ from ._approval import (
     deny_all,
 )
 from ._audit import AuditError, AuditLog, Auditor, Verification, audit_summary, verify_records
+from ._auditset import LogCheck, LogSetFinding, LogSetVerification, verify_logs
 from ._discover import (
     Discovery,
     Resource,
@@ -103,6 +104,9 @@ __all__ = [
     "Listing",
     "LoadedSkill",
     "Loader",
+    "LogCheck",
+    "LogSetFinding",
+    "LogSetVerification",
     "MalformedSkillError",
     "Pin",
     "PolicyError",
@@ -158,5 +162,6 @@ __all__ = [
     "parse_token_map",
     "read_core_knowledge",
     "render_audit_report",
+    "verify_logs",
     "verify_records",
 ]
