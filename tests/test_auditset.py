@@ -17,7 +17,7 @@ from skillguard import (
     Verification,
     verify_logs,
 )
-from skillguard._audit import MAX_LISTED_DENIALS
+from skillguard._audit import _GENESIS, MAX_LISTED_DENIALS, _digest, canonical
 from skillguard._auditset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, summarize_logs
 from skillguard._cli import main
 from skillguard._errors import SkillUsageError
@@ -45,6 +45,21 @@ def write_log(
             reason="not in the set" if index % 2 else None,
         )
     return log
+
+
+def forge(path: Path, log_id: str, times: list[str]) -> None:
+    """A valid unkeyed chain with log id *log_id* and one denial at each of *times*."""
+    lines, previous = [], _GENESIS
+    header = {"time": "2026-01-01T00:00:00Z", "event": "log_created", "log_id": log_id}
+    records = [{**header, "keyed": False}] + [
+        {"time": time, "event": "load_denied", "decision": "deny", "agent": "a", "skill": time}
+        for time in times
+    ]
+    for seq, fields in enumerate(records, start=1):
+        record = {**fields, "seq": seq, "prev_hash": previous}
+        record["hash"] = previous = _digest(canonical(record), None)
+        lines.append(canonical(record) + b"\n")
+    path.write_bytes(b"".join(lines))
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -323,6 +338,9 @@ def test_t137_summarize_merges_counts_and_labels_denials(
     assert code == 0
     assert out.startswith(f"== {first}: intact: 4 records\n3 records\n")
     assert f"== {second}: intact: 5 records\n4 records\n" in out
+    # Each file gives its counts; its denials are listed once, merged, under the total.
+    assert out.split("== total: ")[0].count("denials: ") == 2
+    assert "denied " not in out.split("== total: ")[0]
     total_part = out.split("== total: ")[1]
     assert total_part.startswith("intact: 2 of 2 logs intact, 9 records verified\n7 records\n")
     assert "by agent: coder=4, planner=3\n" in total_part
@@ -434,3 +452,24 @@ def test_verify_logs_results_are_frozen(tmp_path: Path) -> None:
     assert isinstance(result.logs[0].verification, Verification)
     with pytest.raises(AttributeError):
         result.logs = ()  # type: ignore[misc]
+
+
+def test_t137_merged_denials_are_the_latest_of_all_logs_by_time(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    forge(first, "a" * 32, [f"2026-01-01T00:00:{s:02d}Z" for s in (1, 3, 5)])
+    forge(second, "b" * 32, [f"2026-01-01T00:00:{s:02d}Z" for s in (2, 4, 6)])
+    result, summaries, total = summarize_logs([str(first), str(second)])
+    assert result.intact
+    assert all("denials" not in summary for summary in summaries)
+    assert [(d["skill"], d["log"]) for d in total["denials"]] == [
+        (f"2026-01-01T00:00:{s:02d}Z", str(first if s % 2 else second)) for s in range(1, 7)
+    ]
+    # Over the cap, the earliest go, whichever file holds them.
+    early = [f"2026-01-01T00:{m:02d}:{s:02d}Z" for m in range(17) for s in range(60)][:1001]
+    forge(first, "a" * 32, early)
+    forge(second, "b" * 32, ["2025-12-31T00:00:00Z", "2026-01-02T00:00:00Z"])
+    _, _, total = summarize_logs([str(first), str(second)])
+    assert total["denials_total"] == 1003
+    listed = total["denials"]
+    assert len(listed) == MAX_LISTED_DENIALS
+    assert (listed[0]["skill"], listed[-1]["skill"]) == (early[2], "2026-01-02T00:00:00Z")

@@ -14,14 +14,16 @@ Rules (threat-model.md T135-T137):
   that received them fails on its own.
 * Memory is bounded by the number of files, never by their records: each file is
   streamed a line at a time, and what is kept per file is its ``Verification`` (and, for
-  a summary, its counts and latest denials).
+  a summary, its counts); a merged summary lists the latest denials of all files in one
+  bounded heap.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
-from collections.abc import Callable, Sequence
+import heapq
+from collections import Counter, deque
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -49,7 +51,6 @@ __all__ = [
     "LogCheck",
     "LogSetFinding",
     "LogSetVerification",
-    "merge_summaries",
     "summarize_logs",
     "verify_logs",
 ]
@@ -87,7 +88,7 @@ class LogSetFinding:
 class LogSetVerification:
     """The result of ``verify_logs``: one ``LogCheck`` per file in the order given, and
     the ``findings`` across them. ``intact`` when every file is intact and nothing was
-    found across them; ``records`` is the total of records verified."""
+    found across them; ``records`` counts the records of the intact files."""
 
     logs: tuple[LogCheck, ...]
     findings: tuple[LogSetFinding, ...]
@@ -152,8 +153,10 @@ def _check_file(
     expected_log_id: str | None,
     expected_records: int | None,
     summary: _Summary | None,
+    denials: _Denials | None,
 ) -> Verification:
-    """One file streamed through the chain check (and into *summary* when given)."""
+    """One file streamed through the chain check (and into *summary* and *denials* when
+    given)."""
     checker = _checker([], key, expected_records, expected_log_id)
     try:
         with contextlib.closing(stream_lines(path, max_line=MAX_RECORD_BYTES)) as lines:
@@ -162,7 +165,10 @@ def _check_file(
                 if isinstance(result, Verification):
                     return result
                 if summary is not None and result.get("event") != _HEADER_EVENT:
+                    before = summary.denial_count
                     summary.add(result)
+                    if denials is not None and summary.denial_count != before:
+                        denials.offer(result, path)
     except OSError:
         return Verification(
             intact=False,
@@ -212,8 +218,32 @@ def verify_logs(
     Never raises on what the files hold, nor when one cannot be read (its status is
     ``"unreadable"``); raises ``SkillUsageError`` for bad arguments.
     """
-    result, _ = _verify(paths, keys, expected_log_ids, expected_records, None)
+    result, _, _ = _verify(paths, keys, expected_log_ids, expected_records, None)
     return result
+
+
+class _Denials:
+    """The latest ``MAX_LISTED_DENIALS`` denials of all files by time, each labelled with
+    its file: one bounded heap for the whole set, whatever the number of files."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[str, int, dict[str, object]]] = []
+        self.order = 0  # ties in time keep the order the records were read in
+
+    def offer(self, record: Mapping[str, object], path: str) -> None:
+        self.order += 1
+        denial: dict[str, object] = {
+            k: record.get(k) for k in ("time", "agent", "skill", "event", "code", "reason")
+        }
+        denial["log"] = path
+        item = (str(record.get("time", "")), self.order, denial)
+        if len(self.heap) < MAX_LISTED_DENIALS:
+            heapq.heappush(self.heap, item)
+        elif item[:2] > self.heap[0][:2]:
+            heapq.heapreplace(self.heap, item)
+
+    def listed(self) -> list[dict[str, object]]:
+        return [denial for _, _, denial in sorted(self.heap, key=lambda item: item[:2])]
 
 
 def _verify(
@@ -222,19 +252,26 @@ def _verify(
     expected_log_ids: object,
     expected_records: object,
     summarize: tuple[str | None, str | None] | None,
-) -> tuple[LogSetVerification, list[dict[str, Any]]]:
+) -> tuple[LogSetVerification, list[dict[str, Any]], _Denials]:
     names, key_list, log_ids, counts = _arguments(paths, keys, expected_log_ids, expected_records)
     if summarize is not None:
         _summary(*summarize)  # the filters are checked before any file is read
     logs = []
     summaries = []
+    denials = _Denials()
     for path, key, log_id, count in zip(names, key_list, log_ids, counts, strict=True):
-        summary = None if summarize is None else _summary(*summarize)
-        verification = _check_file(path, key, log_id, count, summary)
+        summary = None
+        if summarize is not None:
+            summary = _summary(*summarize)
+            # The set lists denials once, merged (``_Denials``): a file keeps counts only.
+            summary.denials = deque(maxlen=0)
+        verification = _check_file(path, key, log_id, count, summary, denials)
         logs.append(LogCheck(path=path, verification=verification))
         if summary is not None:
-            summaries.append(summary.result())
-    return LogSetVerification(logs=tuple(logs), findings=_findings(logs)), summaries
+            counts_only = summary.result()
+            del counts_only["denials"]
+            summaries.append(counts_only)
+    return LogSetVerification(logs=tuple(logs), findings=_findings(logs)), summaries, denials
 
 
 def summarize_logs(
@@ -245,32 +282,21 @@ def summarize_logs(
     agent: str | None = None,
     since: str | None = None,
 ) -> tuple[LogSetVerification, list[dict[str, Any]], dict[str, Any]]:
-    """``verify_logs`` and, in the same pass, each file's summary (of the records before
-    its first bad one) and the merged total: counts added up, and the latest
-    ``MAX_LISTED_DENIALS`` denials of all files by time, each labelled with its file."""
-    result, summaries = _verify(paths, keys, expected_log_ids, None, (agent, since))
-    return result, summaries, merge_summaries(result, summaries)
-
-
-def merge_summaries(result: LogSetVerification, summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The total of per-file summaries: counters added, denials merged by time."""
+    """``verify_logs`` and, in the same pass, each file's counts (of the records before
+    its first bad one; no denials listed) and the merged total: counts added up, and the
+    latest ``MAX_LISTED_DENIALS`` denials of all files by time, each labelled with its
+    file (``log``). Memory grows with the number of files, never with their records."""
+    result, summaries, denials = _verify(paths, keys, expected_log_ids, None, (agent, since))
     total: dict[str, Any] = {"records": 0, "denials_total": 0}
     counters: dict[str, Counter[str]] = {
         name: Counter() for name in ("by_decision", "by_event", "by_agent", "by_skill")
     }
-    denials: list[tuple[str, int, dict[str, object]]] = []
-    for index, (log, summary) in enumerate(zip(result.logs, summaries, strict=True)):
+    for summary in summaries:
         total["records"] += summary["records"]
         total["denials_total"] += summary["denials_total"]
         for name, counter in counters.items():
             counter.update(summary[name])
-        denials.extend(
-            (str(denial.get("time", "")), index, {**denial, "log": log.path})
-            for denial in summary["denials"]
-        )
-    # Each file keeps its latest denials only; the merged list keeps the latest of those.
-    denials.sort(key=lambda item: (item[0], item[1]))
     for name, counter in counters.items():
         total[name] = dict(counter)
-    total["denials"] = [denial for _, _, denial in denials[-MAX_LISTED_DENIALS:]]
-    return total
+    total["denials"] = denials.listed()
+    return result, summaries, total

@@ -402,6 +402,9 @@ def _write_counts(out: TextIO, summary: dict[str, Any]) -> None:
             f"{safe_repr(str(k))[1:-1]}={v}" for k, v in sorted(summary[title].items())
         )
         out.write(f"{title.replace('_', ' ')}: {counts or '-'}\n")
+    if "denials" not in summary:  # one log of a set: its denials are listed in the total
+        out.write(f"denials: {summary['denials_total']}\n")
+        return
     earlier = summary["denials_total"] - len(summary["denials"])
     if earlier:
         out.write(f"({earlier} earlier denials not listed: narrow with --since or --agent)\n")
