@@ -287,7 +287,9 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     revoke.add_argument("--source", help="only the pin for this skill folder")
 
     audit = commands.add_parser(
-        "audit", help="verify, summarize or report on an audit log (an HTML page)"
+        "audit",
+        help="verify, summarize or report on an audit log (an HTML page); verify and"
+        " summarize take several logs, one per process or host",
     )
     audit.add_argument(
         "action",
