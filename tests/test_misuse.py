@@ -58,6 +58,9 @@ from skillguard import (
     Listing,
     LoadedSkill,
     Loader,
+    LogCheck,
+    LogSetFinding,
+    LogSetVerification,
     MalformedSkillError,
     Pin,
     PolicyError,
@@ -112,6 +115,7 @@ from skillguard import (
     read_core_knowledge,
     render_audit_report,
     validate_agent_directory,
+    verify_logs,
     verify_records,
 )
 from tests.strategies import Booby, BytesPath, hostile_values
@@ -487,6 +491,33 @@ CALLS: dict[str, Call] = {
             expected_name=v(a[1], None),
             limits=v(a[2], None),
             profile=v(a[3], "strict"),
+        ),
+    ),
+    "LogCheck": Call(
+        2,
+        lambda w, a: LogCheck(
+            path=v(a[0], "a.jsonl"), verification=v(a[1], Verification(intact=True, records=1))
+        ),
+    ),
+    "LogSetFinding": Call(
+        4,
+        lambda w, a: LogSetFinding(
+            code=v(a[0], "same_log_id"),
+            log_id=v(a[1], "0" * 32),
+            paths=v(a[2], ("a", "b")),
+            reason=v(a[3], "copied"),
+        ),
+    ),
+    "LogSetVerification": Call(
+        2, lambda w, a: LogSetVerification(logs=v(a[0], ()), findings=v(a[1], ()))
+    ),
+    "verify_logs": Call(
+        4,
+        lambda w, a: verify_logs(
+            v(a[0], [str(w.tmp / "audit.log")]),
+            keys=v(a[1], None),
+            expected_log_ids=v(a[2], None),
+            expected_records=v(a[3], None),
         ),
     ),
     "verify_records": Call(

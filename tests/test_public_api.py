@@ -95,6 +95,10 @@ PUBLIC = {
     "parse_skill",
     "render_audit_report",
     "verify_records",
+    "LogCheck",
+    "LogSetFinding",
+    "LogSetVerification",
+    "verify_logs",
 }
 
 

@@ -40,6 +40,7 @@ from ._approval import (
     deny_all,
 )
 from ._audit import AuditError, AuditLog, Auditor, Verification, audit_summary, verify_records
+from ._auditset import LogCheck, LogSetFinding, LogSetVerification, verify_logs
 from ._discover import (
     Discovery,
     Resource,
@@ -108,6 +109,9 @@ __all__ = [
     "Listing",
     "LoadedSkill",
     "Loader",
+    "LogCheck",
+    "LogSetFinding",
+    "LogSetVerification",
     "MalformedSkillError",
     "Pin",
     "PolicyError",
@@ -164,5 +168,6 @@ __all__ = [
     "read_core_knowledge",
     "render_audit_report",
     "validate_agent_directory",
+    "verify_logs",
     "verify_records",
 ]

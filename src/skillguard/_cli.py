@@ -287,24 +287,40 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     revoke.add_argument("--source", help="only the pin for this skill folder")
 
     audit = commands.add_parser(
-        "audit", help="verify, summarize or report on an audit log (an HTML page)"
+        "audit",
+        help="verify, summarize or report on an audit log (an HTML page); verify and"
+        " summarize take several logs, one per process or host",
     )
     audit.add_argument(
         "action",
         choices=("verify", "summarize", "report"),
         help="verify the chain, summarize the log, or write its HTML report",
     )
-    audit.add_argument("file", metavar="FILE", type=_path, help="the audit log")
-    audit.add_argument("--key-file", type=_path, help="the HMAC key the log was written with")
+    audit.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="+",
+        type=_path,
+        help="the audit log (verify, summarize: several, one per process or host)",
+    )
+    audit.add_argument(
+        "--key-file",
+        type=_path,
+        action="append",
+        help="the HMAC key the log was written with (once for all FILEs, or once per FILE)",
+    )
     audit.add_argument(
         "--expect-records",
         type=_non_negative,
-        help="verify, report: the record count shipped elsewhere (catches a deleted tail)",
+        action="append",
+        help="verify, report: the record count shipped elsewhere (catches a deleted tail;"
+        " once per FILE)",
     )
     audit.add_argument(
         "--expect-log-id",
         metavar="ID",
-        help="the log id shipped elsewhere (catches another log swapped in)",
+        action="append",
+        help="the log id shipped elsewhere (catches another log swapped in; once per FILE)",
     )
     audit.add_argument("--agent", help="summarize, report: only this agent")
     audit.add_argument(

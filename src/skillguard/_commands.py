@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._approval import (
     ConsoleApprover,
@@ -33,6 +33,7 @@ from ._audit import (
     summarize_log,
     verify_records,
 )
+from ._auditset import UNREADABLE, LogSetVerification, summarize_logs, verify_logs
 from ._discover import SkillRoots, aide_roots, default_roots, source_folder
 from ._embedded import EmbeddedSkills
 from ._errors import SkillUsageError, safe_repr
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "report",
     "run_audit",
+    "run_audit_logs",
     "run_audit_report",
     "run_catalog",
     "run_load",
@@ -302,7 +304,17 @@ def _verdict(result: Verification) -> tuple[int, str]:
 
 def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``audit verify`` and ``audit summarize``: the file is streamed a line at a time
-    (a regular file only, each line capped), and the chain is always checked."""
+    (a regular file only, each line capped), and the chain is always checked. Several
+    FILEs are verified together (``run_audit_logs``)."""
+    if len(args.file) > 1 or any(
+        len(values or ()) > 1 for values in (args.key_file, args.expect_log_id, args.expect_records)
+    ):
+        return run_audit_logs(args, out, err)
+    # One log: the options hold at most one value each.
+    args.file = args.file[0]
+    args.key_file = args.key_file[0] if args.key_file else None
+    args.expect_log_id = args.expect_log_id[0] if args.expect_log_id else None
+    args.expect_records = args.expect_records[0] if args.expect_records else None
     if args.action == "report":
         return run_audit_report(args, out, err)
     key = _key(args.key_file) if args.key_file else None
@@ -343,21 +355,7 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return code
     if header:
         out.write(f"{header}\n")
-    out.write(f"{summary['records']} records\n")
-    for title in ("by_decision", "by_agent", "by_skill"):
-        counts = ", ".join(
-            f"{safe_repr(str(k))[1:-1]}={v}" for k, v in sorted(summary[title].items())
-        )
-        out.write(f"{title.replace('_', ' ')}: {counts or '-'}\n")
-    earlier = summary["denials_total"] - len(summary["denials"])
-    if earlier:
-        out.write(f"({earlier} earlier denials not listed: narrow with --since or --agent)\n")
-    for denial in summary["denials"]:
-        shown = {k: safe_repr(str(v))[1:-1] for k, v in denial.items()}
-        out.write(
-            f"denied {shown['time']} agent={shown['agent']} skill={shown['skill']} "
-            f"{shown['event']} {shown['code']}: {shown['reason']}\n"
-        )
+    _write_counts(out, summary)
     return code
 
 
@@ -393,4 +391,130 @@ def run_audit_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILED
     code, verdict = _verdict(result)
     out.write(f"{verdict}; report written to {terminal_line(args.output)}\n")
+    return code
+
+
+def _write_counts(out: TextIO, summary: dict[str, Any]) -> None:
+    """A summary as text: counts, then the listed denials (with their log when merged)."""
+    out.write(f"{summary['records']} records\n")
+    for title in ("by_decision", "by_agent", "by_skill"):
+        counts = ", ".join(
+            f"{safe_repr(str(k))[1:-1]}={v}" for k, v in sorted(summary[title].items())
+        )
+        out.write(f"{title.replace('_', ' ')}: {counts or '-'}\n")
+    if "denials" not in summary:  # one log of a set: its denials are listed in the total
+        out.write(f"denials: {summary['denials_total']}\n")
+        return
+    earlier = summary["denials_total"] - len(summary["denials"])
+    if earlier:
+        out.write(f"({earlier} earlier denials not listed: narrow with --since or --agent)\n")
+    for denial in summary["denials"]:
+        shown = {k: safe_repr(str(v))[1:-1] for k, v in denial.items() if k != "log"}
+        out.write(
+            f"denied {shown['time']} agent={shown['agent']} skill={shown['skill']} "
+            f"{shown['event']} {shown['code']}: {shown['reason']}"
+            + (f" log={terminal_line(str(denial['log']))}\n" if "log" in denial else "\n")
+        )
+
+
+# The exit status of several logs is the worst of theirs, in this order: a log tampered
+# with (or unreadable, or two files holding one log) outranks one checked with the
+# wrong key, which outranks one that needed a key and got none.
+_SEVERITY = {EXIT_OK: 0, EXIT_NEEDS_KEY: 1, EXIT_WRONG_KEY: 2, EXIT_FAILED: 3}
+
+
+def _per_file(values: list[Any] | None, count: int, what: str) -> list[Any] | None:
+    """An option given once per FILE, in order; ``None`` when it was not given."""
+    if values is None:
+        return None
+    if len(values) != count:
+        raise SkillUsageError("bad_argument", f"{what} must be given once per FILE, or not at all")
+    return values
+
+
+def _set_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    count = len(args.file)
+    keys: bytes | list[bytes | None] | None = None
+    if args.key_file and len(args.key_file) == 1:
+        keys = _key(args.key_file[0])  # one key for every FILE: the hosts share it
+    elif args.key_file:
+        keys = [_key(path) for path in _per_file(args.key_file, count, "--key-file") or ()]
+    return {
+        "keys": keys,
+        "expected_log_ids": _per_file(args.expect_log_id, count, "--expect-log-id"),
+    }
+
+
+def _set_verdicts(result: LogSetVerification) -> tuple[int, list[str]]:
+    """The worst exit status, and one line per file, per finding and for the total."""
+    code, lines = EXIT_OK, []
+    for log in result.logs:
+        if log.verification.status == UNREADABLE:
+            log_code, verdict = EXIT_FAILED, "unreadable: a regular file is needed"
+        else:
+            log_code, verdict = _verdict(log.verification)
+        if _SEVERITY[log_code] > _SEVERITY[code]:
+            code = log_code
+        lines.append(f"{terminal_line(log.path)}: {verdict}")
+    for finding in result.findings:
+        code = EXIT_FAILED
+        names = ", ".join(terminal_line(path) for path in finding.paths)
+        lines.append(f"same log id {finding.log_id} in {names}: one log copied or replayed")
+    intact = sum(log.verification.intact for log in result.logs)
+    lines.append(
+        f"{'intact' if result.intact else 'NOT VERIFIED'}: {intact} of {len(result.logs)} logs"
+        f" intact, {result.records} records verified"
+    )
+    return code, lines
+
+
+def run_audit_logs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``audit verify`` and ``audit summarize`` of several logs (one per process or host):
+    each checked on its own, then across them; the exit status is the worst of theirs."""
+    if args.action == "report":
+        err.write("skillguard: audit report takes one FILE (one --key-file, --expect-* each)\n")
+        return EXIT_USAGE
+    options = _set_arguments(args)
+    if args.action == "verify":
+        result = verify_logs(
+            args.file,
+            expected_records=_per_file(args.expect_records, len(args.file), "--expect-records"),
+            **options,
+        )
+        code, lines = _set_verdicts(result)
+        out.write("".join(f"{line}\n" for line in lines))
+        return code
+    result, summaries, total = summarize_logs(
+        args.file, agent=args.agent, since=args.since, **options
+    )
+    code, lines = _set_verdicts(result)
+    if args.format == "json":
+        document = {
+            "verified": result.intact,
+            "problems": [
+                line
+                for line, log in zip(lines, result.logs, strict=False)
+                if not log.verification.intact
+            ]
+            + lines[len(result.logs) : -1],
+            "logs": [
+                {
+                    "file": log.path,
+                    "log_id": log.verification.log_id,
+                    "verified": log.verification.intact,
+                    **summary,
+                }
+                for log, summary in zip(result.logs, summaries, strict=True)
+            ],
+            "total": total,
+        }
+        out.write(json.dumps(document, indent=2, ensure_ascii=True, sort_keys=True) + "\n")
+        return code
+    for line, summary in zip(lines, summaries, strict=False):
+        out.write(f"== {line}\n")
+        _write_counts(out, summary)
+    out.write(f"== total: {lines[-1]}\n")
+    for line in lines[len(summaries) : -1]:
+        out.write(f"{line}\n")
+    _write_counts(out, total)
     return code
