@@ -431,3 +431,36 @@ def test_json_and_text_list_many_skipped_entries_after_the_results(
     assert lines[0].startswith("ok ")
     assert [line.startswith("skipped ") for line in lines[1:-1]] == [True] * 30
     assert lines[-1] == "1 checked, 1 ok, 0 failed, 30 skipped"
+
+
+def test_t91_a_legacy_command_in_a_name_is_never_run_by_the_runner(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GitHub's runner also reads '##[name]data' anywhere in a line that is not a '::'
+    # command, on stdout and stderr alike: a name must not stop or forge annotations in
+    # any format a workflow step may print.
+    write_skill(tmp_path / "##[stop-commands]tok", "---\nname: other\ndescription: d\n---\n")
+    write_skill(tmp_path / "###[error]x" / "a" / "deep", "---\nname: deep\ndescription: d\n")
+    names = {"##[stop-commands]tok", "###[error]x"}
+    for form in ("text", "json", "sarif", "github"):
+        code = main(["validate", "--format", form, "--max-depth", "1", str(tmp_path)])
+        out, err = capsys.readouterr()
+        assert code == 1
+        lines = (out + err).splitlines()
+        assert not [line for line in lines if "##[" in line and not line.startswith("::")]
+        if form == "json":
+            document = json.loads(out)
+            assert {Path(r["path"]).name for r in document["results"]} == {"##[stop-commands]tok"}
+            assert ["###[error]x" in entry["path"] for entry in document["skipped"]] == [True]
+        elif form == "sarif":
+            _schema_validator().validate(json.loads(out))
+            parts = {part for path in _sarif_paths(out) for part in os.fsdecode(path).split("/")}
+            assert names <= parts
+        elif form == "github":
+            # Each line is a '::' command, which the runner reads first: the names stay.
+            files = {command["file"] for command in parse_commands(out)}
+            assert any("##[stop-commands]tok" in file for file in files)
+        else:
+            assert "[U+0023][U+0023][stop-commands]tok" in out
+            assert "[U+0023][U+0023][U+0023][error]x" in out
+

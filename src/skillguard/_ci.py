@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
 
@@ -43,6 +44,8 @@ __all__ = [
     "github_escape",
     "github_result",
     "github_skipped",
+    "json_log_safe",
+    "log_safe",
 ]
 
 README_ERRORS: Final = "https://github.com/skillguard/skillguard#errors"
@@ -109,6 +112,28 @@ def github_escape(text: str, *, property_value: bool = False) -> str:
     if property_value:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
+
+
+# GitHub's runner still reads the legacy command form ``##[name]data`` anywhere in a
+# line that is not a ``::`` command, in whatever a step prints, on stdout or stderr: a
+# folder named ``##[stop-commands]x`` in a text, JSON or SARIF log would turn off every
+# later annotation of the job, and ``##[error]`` would forge one.
+_LEGACY_COMMAND: Final = re.compile(r"#{2,}(?=\[)")
+
+
+def log_safe(line: str) -> str:
+    """*line* (already one terminal line) with every ``#`` of a ``##[`` shown as
+    ``[U+0023]``, so that no CI runner reads it as a legacy workflow command."""
+    if "##[" not in line:
+        return line
+    return _LEGACY_COMMAND.sub(lambda found: "[U+0023]" * len(found.group()), line)
+
+
+def json_log_safe(text: str) -> str:
+    """JSON *text* with each ``[`` after ``##`` written ``\\u005b``: the same document,
+    which no CI runner reads as a legacy workflow command (``##[`` can only occur in a
+    JSON string, where the escape is valid)."""
+    return text.replace("##[", "##\\u005b")
 
 
 def ci_path(path: str) -> str:
@@ -261,6 +286,7 @@ class SarifWriter:
         sarif_result["message"] = {"text": terminal_line(item["message"])}
         sarif_result["locations"] = [_location(item, fallback_file)]
         text = json.dumps(sarif_result, indent=2, ensure_ascii=True).replace("\n", "\n        ")
+        text = json_log_safe(text)
         self._out.write(f"{',' if self._written else ''}\n        {text}")
         self._written += 1
 
