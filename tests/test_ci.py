@@ -464,3 +464,20 @@ def test_t91_a_legacy_command_in_a_name_is_never_run_by_the_runner(
             assert "[U+0023][U+0023][stop-commands]tok" in out
             assert "[U+0023][U+0023][U+0023][error]x" in out
 
+
+def test_ci_paths_are_relative_to_a_github_workspace_named_by_a_link(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The working directory is always a real path; the checkout may be named through a
+    # link (macOS's /tmp, a runner's work folder), and still holds the current folder.
+    write_skill(tmp_path / "real" / "skills" / "demo", "---\nname: other\ndescription: d\n---\n")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "link"))
+    monkeypatch.chdir(tmp_path / "link" / "skills")
+    [command] = parse_commands(run(capsys, "--format", "github", "demo")[1])
+    assert command["file"] == "skills/demo/SKILL.md"
+    assert _sarif_paths(run(capsys, "--format", "sarif", "demo")[1]) == [b"skills/demo/SKILL.md"]
+    # A value that is a prefix of the checkout but not one of its folders is not it.
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "rea"))
+    [command] = parse_commands(run(capsys, "--format", "github", "demo")[1])
+    assert command["file"] == "demo/SKILL.md"

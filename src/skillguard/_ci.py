@@ -143,13 +143,16 @@ def ci_path(path: str) -> str:
     workspace = os.environ.get("GITHUB_WORKSPACE", "")
     if not workspace or not os.path.isabs(workspace):
         return path
-    # Path strings only: nothing is opened, listed or resolved.
+    # Path strings only: nothing in the scanned tree is opened, listed or resolved. The
+    # working directory is its real path, so the checkout is compared both as named and
+    # as resolved (the operator's own setting, when it names a link, as on macOS /tmp).
     full = os.path.normpath(os.path.join(os.getcwd(), path))
-    top = os.path.normpath(workspace).rstrip("/")
-    if full == top:
-        return "."
-    if full.startswith(top + "/"):
-        return full[len(top) + 1 :]
+    named, resolved = os.path.normpath(workspace), os.path.realpath(workspace)
+    for top in dict.fromkeys((named.rstrip("/"), resolved.rstrip("/"))):
+        if full == top:
+            return "."
+        if full.startswith(top + "/"):
+            return full[len(top) + 1 :]
     return path
 
 
