@@ -481,3 +481,21 @@ def test_ci_paths_are_relative_to_a_github_workspace_named_by_a_link(
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "rea"))
     [command] = parse_commands(run(capsys, "--format", "github", "demo")[1])
     assert command["file"] == "demo/SKILL.md"
+
+
+def test_ci_formats_survive_a_removed_working_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without a working folder a relative path cannot be placed in the checkout; it is
+    # then named as given, and the SARIF log still ends as one valid document.
+    write_skill(tmp_path / "skills" / "demo", "---\nname: other\ndescription: d\n---\n")
+    (tmp_path / "gone").mkdir()
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()
+    [command] = parse_commands(run(capsys, "--format", "github", str(tmp_path / "skills"))[1])
+    assert command["file"] == "skills/demo/SKILL.md"
+    code, out = run(capsys, "--format", "sarif", str(tmp_path / "skills"), "demo")
+    assert code == 1
+    _schema_validator().validate(json.loads(out))
+    assert _sarif_paths(out) == [b"skills/demo/SKILL.md", b"demo"]

@@ -24,6 +24,7 @@ Below ``$GITHUB_WORKSPACE`` (a GitHub Actions checkout), paths are given relativ
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -136,6 +137,16 @@ def json_log_safe(text: str) -> str:
     return text.replace("##[", "##\\u005b")
 
 
+@functools.lru_cache(maxsize=4)
+def _checkout(workspace: str) -> tuple[str, ...]:
+    # Path strings only: nothing in the scanned tree is opened, listed or resolved. The
+    # working folder is always its real path, so the checkout is compared both as named
+    # and as resolved (the operator's own setting may name it through a link, as macOS's
+    # /tmp does); resolved once per run, not once per finding.
+    named, resolved = os.path.normpath(workspace), os.path.realpath(workspace)
+    return tuple(dict.fromkeys((named.rstrip("/"), resolved.rstrip("/"))))
+
+
 def ci_path(path: str) -> str:
     """*path* as a CI service names a file: relative to ``$GITHUB_WORKSPACE`` (the
     checkout) when it lies below it, since GitHub places an annotation on a pull
@@ -143,12 +154,14 @@ def ci_path(path: str) -> str:
     workspace = os.environ.get("GITHUB_WORKSPACE", "")
     if not workspace or not os.path.isabs(workspace):
         return path
-    # Path strings only: nothing in the scanned tree is opened, listed or resolved. The
-    # working directory is its real path, so the checkout is compared both as named and
-    # as resolved (the operator's own setting, when it names a link, as on macOS /tmp).
-    full = os.path.normpath(os.path.join(os.getcwd(), path))
-    named, resolved = os.path.normpath(workspace), os.path.realpath(workspace)
-    for top in dict.fromkeys((named.rstrip("/"), resolved.rstrip("/"))):
+    if os.path.isabs(path):
+        full = os.path.normpath(path)
+    else:
+        try:
+            full = os.path.normpath(os.path.join(os.getcwd(), path))
+        except OSError:  # the working folder was removed: the path stays as given
+            return path
+    for top in _checkout(workspace):
         if full == top:
             return "."
         if full.startswith(top + "/"):
