@@ -499,3 +499,19 @@ def test_ci_formats_survive_a_removed_working_folder(
     assert code == 1
     _schema_validator().validate(json.loads(out))
     assert _sarif_paths(out) == [b"skills/demo/SKILL.md", b"demo"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("form", ["text", "sarif"])
+def test_an_output_that_cannot_be_written_fails_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    # A full disk under 'validate --format sarif > results.sarif' fails the step with
+    # the reason, never a traceback nor an "internal error".
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        monkeypatch.setattr("sys.stdout", full)
+        code = main(["validate", "--format", form, str(EXAMPLES)])
+    assert code == 1
+    assert (
+        capsys.readouterr().err == "skillguard: cannot write the output (No space left on device)\n"
+    )

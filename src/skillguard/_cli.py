@@ -15,6 +15,7 @@ chained), never to stdout, which carries the command's output.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -715,11 +716,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``| head``): nothing more to say, and no traceback, not
         # even from the interpreter flushing stdout at exit (Python's documented recipe).
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:
+        # The output cannot be written (a full disk, a device gone): one line and exit
+        # 1, never a traceback, so that a CI step fails with the reason. Nothing more is
+        # written to stdout, not even by the interpreter flushing it at exit.
+        _silence_stdout()
+        with contextlib.suppress(OSError):
+            sys.stderr.write(
+                f"skillguard: cannot write the output ({os.strerror(exc.errno or 0)})\n"
+            )
+        return EXIT_FAILED
+    return code
+
+
+def _silence_stdout() -> None:
+    # Python's documented recipe: stdout's descriptor now leads nowhere.
+    with contextlib.suppress(OSError, ValueError):  # a stream with no descriptor
         devnull = os.open(os.devnull, os.O_WRONLY)  # noqa: TID251 - not skill input
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        return EXIT_BROKEN_PIPE
-    return code
 
 
 def _run(argv: Sequence[str] | None) -> int:
