@@ -381,7 +381,31 @@ def test_t92_a_hidden_character_in_a_name_never_reaches_an_annotation(
     [command] = parse_commands(out)
     assert command["title"] == "skillguard hidden_character"
     assert "\u202e" not in out
-    assert "[U+202E]" in command["file"]
+    # The name reaches the results only as shown, which is another possible name: the
+    # annotation names the folder that holds it, the message the name as shown.
+    assert command["file"] == str(tmp_path)
+    assert command["message"].startswith(f"{tmp_path}/pdf[U+202E]fdp: ")
+
+
+def test_t92_a_hidden_name_never_points_a_finding_at_its_shown_form(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A decoy folder named as the hidden name is shown must not take its finding.
+    write_skill(tmp_path / "a" / "\ufeffx", "---\nname: x\ndescription: d\n---\n")
+    write_skill(tmp_path / "a" / "[U+FEFF]x", "---\nname: x\ndescription: d\n---\n")
+    code, out = run(capsys, "--format", "github", str(tmp_path))
+    assert code == 1
+    hidden = [c for c in parse_commands(out) if c["title"] == "skillguard hidden_character"]
+    assert [c["file"] for c in hidden] == [f"{tmp_path}/a"]
+    code, out = run(capsys, "--format", "sarif", str(tmp_path))
+    _schema_validator().validate(json.loads(out))
+    results = json.loads(out)["runs"][0]["results"]
+    paths = [
+        path
+        for result, path in zip(results, _sarif_paths(out), strict=True)
+        if result["ruleId"] == "hidden_character"
+    ]
+    assert paths == [os.fsencode(tmp_path / "a")]
 
 
 def test_ci_paths_are_relative_to_the_github_workspace(

@@ -175,25 +175,38 @@ def _plain(path: str) -> bool:
     return terminal_line(path) == path and path.isprintable()
 
 
-def _github_file(path: str) -> tuple[str, str | None]:
+def _where(item: dict[str, Any], fallback_file: str) -> tuple[str, bool]:
+    """The path an error or warning is about, and whether its last part is the entry's
+    own name. A name that hides text (``hidden_character`` with no line) reaches the
+    results only as shown (``[U+202E]``), which may be another entry's real name: the
+    finding is then placed on the folder that holds it, never on that other entry."""
+    path = item.get("file") or fallback_file
+    return path, not (item["code"] == "hidden_character" and item.get("line") is None)
+
+
+def _github_file(path: str, *, named: bool = True) -> tuple[str, str | None]:
     """The ``file=`` of an annotation, and the whole path when that is not it.
 
     A name that a terminal would escape cannot be named exactly in a workflow command's
     log line, and its escaped form could read like another file's name; the annotation
     then points at the nearest folder above it that can be named, and the message
-    starts with the whole path, escaped.
+    starts with the whole path, escaped. So does a path whose last part is not
+    *named* as it is (``_where``).
     """
     path = ci_path(path)
-    if _plain(path):
+    if named and _plain(path):
         return path, None
     parts = path.split("/")
+    if not named:
+        parts.pop()
     while parts and not _plain("/".join(parts)):
         parts.pop()
     return "/".join(parts) or ("/" if path.startswith("/") else "."), path
 
 
 def _annotation(level: str, item: dict[str, Any], fallback_file: str) -> str:
-    file, whole = _github_file(item.get("file") or fallback_file)
+    path, named = _where(item, fallback_file)
+    file, whole = _github_file(path, named=named)
     properties = [f"file={github_escape(file, property_value=True)}"]
     if whole is None and item.get("line") is not None:
         properties.append(f"line={int(item['line'])}")
@@ -228,7 +241,10 @@ def _uri(path: str) -> str:
 
 
 def _location(item: dict[str, Any], fallback_file: str) -> dict[str, Any]:
-    path = ci_path(item.get("file") or fallback_file)
+    path, named = _where(item, fallback_file)
+    if not named:
+        path = path.rpartition("/")[0] or ("/" if path.startswith("/") else ".")
+    path = ci_path(path)
     physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
     if path.startswith("/"):
         physical["artifactLocation"]["uriBaseId"] = "ROOT"
