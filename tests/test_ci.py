@@ -381,7 +381,31 @@ def test_t92_a_hidden_character_in_a_name_never_reaches_an_annotation(
     [command] = parse_commands(out)
     assert command["title"] == "skillguard hidden_character"
     assert "\u202e" not in out
-    assert "[U+202E]" in command["file"]
+    # The name reaches the results only as shown, which is another possible name: the
+    # annotation names the folder that holds it, the message the name as shown.
+    assert command["file"] == str(tmp_path)
+    assert command["message"].startswith(f"{tmp_path}/pdf[U+202E]fdp: ")
+
+
+def test_t92_a_hidden_name_never_points_a_finding_at_its_shown_form(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A decoy folder named as the hidden name is shown must not take its finding.
+    write_skill(tmp_path / "a" / "\ufeffx", "---\nname: x\ndescription: d\n---\n")
+    write_skill(tmp_path / "a" / "[U+FEFF]x", "---\nname: x\ndescription: d\n---\n")
+    code, out = run(capsys, "--format", "github", str(tmp_path))
+    assert code == 1
+    hidden = [c for c in parse_commands(out) if c["title"] == "skillguard hidden_character"]
+    assert [c["file"] for c in hidden] == [f"{tmp_path}/a"]
+    code, out = run(capsys, "--format", "sarif", str(tmp_path))
+    _schema_validator().validate(json.loads(out))
+    results = json.loads(out)["runs"][0]["results"]
+    paths = [
+        path
+        for result, path in zip(results, _sarif_paths(out), strict=True)
+        if result["ruleId"] == "hidden_character"
+    ]
+    assert paths == [os.fsencode(tmp_path / "a")]
 
 
 def test_ci_paths_are_relative_to_the_github_workspace(
@@ -431,3 +455,87 @@ def test_json_and_text_list_many_skipped_entries_after_the_results(
     assert lines[0].startswith("ok ")
     assert [line.startswith("skipped ") for line in lines[1:-1]] == [True] * 30
     assert lines[-1] == "1 checked, 1 ok, 0 failed, 30 skipped"
+
+
+def test_t91_a_legacy_command_in_a_name_is_never_run_by_the_runner(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GitHub's runner also reads '##[name]data' anywhere in a line that is not a '::'
+    # command, on stdout and stderr alike: a name must not stop or forge annotations in
+    # any format a workflow step may print.
+    write_skill(tmp_path / "##[stop-commands]tok", "---\nname: other\ndescription: d\n---\n")
+    write_skill(tmp_path / "###[error]x" / "a" / "deep", "---\nname: deep\ndescription: d\n")
+    names = {"##[stop-commands]tok", "###[error]x"}
+    for form in ("text", "json", "sarif", "github"):
+        code = main(["validate", "--format", form, "--max-depth", "1", str(tmp_path)])
+        out, err = capsys.readouterr()
+        assert code == 1
+        lines = (out + err).splitlines()
+        assert not [line for line in lines if "##[" in line and not line.startswith("::")]
+        if form == "json":
+            document = json.loads(out)
+            assert {Path(r["path"]).name for r in document["results"]} == {"##[stop-commands]tok"}
+            assert ["###[error]x" in entry["path"] for entry in document["skipped"]] == [True]
+        elif form == "sarif":
+            _schema_validator().validate(json.loads(out))
+            parts = {part for path in _sarif_paths(out) for part in os.fsdecode(path).split("/")}
+            assert names <= parts
+        elif form == "github":
+            # Each line is a '::' command, which the runner reads first: the names stay.
+            files = {command["file"] for command in parse_commands(out)}
+            assert any("##[stop-commands]tok" in file for file in files)
+        else:
+            assert "[U+0023][U+0023][stop-commands]tok" in out
+            assert "[U+0023][U+0023][U+0023][error]x" in out
+
+
+def test_ci_paths_are_relative_to_a_github_workspace_named_by_a_link(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The working directory is always a real path; the checkout may be named through a
+    # link (macOS's /tmp, a runner's work folder), and still holds the current folder.
+    write_skill(tmp_path / "real" / "skills" / "demo", "---\nname: other\ndescription: d\n---\n")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "link"))
+    monkeypatch.chdir(tmp_path / "link" / "skills")
+    [command] = parse_commands(run(capsys, "--format", "github", "demo")[1])
+    assert command["file"] == "skills/demo/SKILL.md"
+    assert _sarif_paths(run(capsys, "--format", "sarif", "demo")[1]) == [b"skills/demo/SKILL.md"]
+    # A value that is a prefix of the checkout but not one of its folders is not it.
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "rea"))
+    [command] = parse_commands(run(capsys, "--format", "github", "demo")[1])
+    assert command["file"] == "demo/SKILL.md"
+
+
+def test_ci_formats_survive_a_removed_working_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without a working folder a relative path cannot be placed in the checkout; it is
+    # then named as given, and the SARIF log still ends as one valid document.
+    write_skill(tmp_path / "skills" / "demo", "---\nname: other\ndescription: d\n---\n")
+    (tmp_path / "gone").mkdir()
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()
+    [command] = parse_commands(run(capsys, "--format", "github", str(tmp_path / "skills"))[1])
+    assert command["file"] == "skills/demo/SKILL.md"
+    code, out = run(capsys, "--format", "sarif", str(tmp_path / "skills"), "demo")
+    assert code == 1
+    _schema_validator().validate(json.loads(out))
+    assert _sarif_paths(out) == [b"skills/demo/SKILL.md", b"demo"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("form", ["text", "sarif"])
+def test_an_output_that_cannot_be_written_fails_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    # A full disk under 'validate --format sarif > results.sarif' fails the step with
+    # the reason, never a traceback nor an "internal error".
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        monkeypatch.setattr("sys.stdout", full)
+        code = main(["validate", "--format", form, str(EXAMPLES)])
+    assert code == 1
+    assert (
+        capsys.readouterr().err == "skillguard: cannot write the output (No space left on device)\n"
+    )

@@ -24,8 +24,10 @@ Below ``$GITHUB_WORKSPACE`` (a GitHub Actions checkout), paths are given relativ
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
 
@@ -43,6 +45,8 @@ __all__ = [
     "github_escape",
     "github_result",
     "github_skipped",
+    "json_log_safe",
+    "log_safe",
 ]
 
 README_ERRORS: Final = "https://github.com/skillguard/skillguard#errors"
@@ -111,6 +115,38 @@ def github_escape(text: str, *, property_value: bool = False) -> str:
     return text
 
 
+# GitHub's runner still reads the legacy command form ``##[name]data`` anywhere in a
+# line that is not a ``::`` command, in whatever a step prints, on stdout or stderr: a
+# folder named ``##[stop-commands]x`` in a text, JSON or SARIF log would turn off every
+# later annotation of the job, and ``##[error]`` would forge one.
+_LEGACY_COMMAND: Final = re.compile(r"#{2,}(?=\[)")
+
+
+def log_safe(line: str) -> str:
+    """*line* (already one terminal line) with every ``#`` of a ``##[`` shown as
+    ``[U+0023]``, so that no CI runner reads it as a legacy workflow command."""
+    if "##[" not in line:
+        return line
+    return _LEGACY_COMMAND.sub(lambda found: "[U+0023]" * len(found.group()), line)
+
+
+def json_log_safe(text: str) -> str:
+    """JSON *text* with each ``[`` after ``##`` written ``\\u005b``: the same document,
+    which no CI runner reads as a legacy workflow command (``##[`` can only occur in a
+    JSON string, where the escape is valid)."""
+    return text.replace("##[", "##\\u005b")
+
+
+@functools.lru_cache(maxsize=4)
+def _checkout(workspace: str) -> tuple[str, ...]:
+    # Path strings only: nothing in the scanned tree is opened, listed or resolved. The
+    # working folder is always its real path, so the checkout is compared both as named
+    # and as resolved (the operator's own setting may name it through a link, as macOS's
+    # /tmp does); resolved once per run, not once per finding.
+    named, resolved = os.path.normpath(workspace), os.path.realpath(workspace)
+    return tuple(dict.fromkeys((named.rstrip("/"), resolved.rstrip("/"))))
+
+
 def ci_path(path: str) -> str:
     """*path* as a CI service names a file: relative to ``$GITHUB_WORKSPACE`` (the
     checkout) when it lies below it, since GitHub places an annotation on a pull
@@ -118,13 +154,18 @@ def ci_path(path: str) -> str:
     workspace = os.environ.get("GITHUB_WORKSPACE", "")
     if not workspace or not os.path.isabs(workspace):
         return path
-    # Path strings only: nothing is opened, listed or resolved.
-    full = os.path.normpath(os.path.join(os.getcwd(), path))
-    top = os.path.normpath(workspace).rstrip("/")
-    if full == top:
-        return "."
-    if full.startswith(top + "/"):
-        return full[len(top) + 1 :]
+    if os.path.isabs(path):
+        full = os.path.normpath(path)
+    else:
+        try:
+            full = os.path.normpath(os.path.join(os.getcwd(), path))
+        except OSError:  # the working folder was removed: the path stays as given
+            return path
+    for top in _checkout(workspace):
+        if full == top:
+            return "."
+        if full.startswith(top + "/"):
+            return full[len(top) + 1 :]
     return path
 
 
@@ -134,25 +175,38 @@ def _plain(path: str) -> bool:
     return terminal_line(path) == path and path.isprintable()
 
 
-def _github_file(path: str) -> tuple[str, str | None]:
+def _where(item: dict[str, Any], fallback_file: str) -> tuple[str, bool]:
+    """The path an error or warning is about, and whether its last part is the entry's
+    own name. A name that hides text (``hidden_character`` with no line) reaches the
+    results only as shown (``[U+202E]``), which may be another entry's real name: the
+    finding is then placed on the folder that holds it, never on that other entry."""
+    path = item.get("file") or fallback_file
+    return path, not (item["code"] == "hidden_character" and item.get("line") is None)
+
+
+def _github_file(path: str, *, named: bool = True) -> tuple[str, str | None]:
     """The ``file=`` of an annotation, and the whole path when that is not it.
 
     A name that a terminal would escape cannot be named exactly in a workflow command's
     log line, and its escaped form could read like another file's name; the annotation
     then points at the nearest folder above it that can be named, and the message
-    starts with the whole path, escaped.
+    starts with the whole path, escaped. So does a path whose last part is not
+    *named* as it is (``_where``).
     """
     path = ci_path(path)
-    if _plain(path):
+    if named and _plain(path):
         return path, None
     parts = path.split("/")
+    if not named:
+        parts.pop()
     while parts and not _plain("/".join(parts)):
         parts.pop()
     return "/".join(parts) or ("/" if path.startswith("/") else "."), path
 
 
 def _annotation(level: str, item: dict[str, Any], fallback_file: str) -> str:
-    file, whole = _github_file(item.get("file") or fallback_file)
+    path, named = _where(item, fallback_file)
+    file, whole = _github_file(path, named=named)
     properties = [f"file={github_escape(file, property_value=True)}"]
     if whole is None and item.get("line") is not None:
         properties.append(f"line={int(item['line'])}")
@@ -187,7 +241,10 @@ def _uri(path: str) -> str:
 
 
 def _location(item: dict[str, Any], fallback_file: str) -> dict[str, Any]:
-    path = ci_path(item.get("file") or fallback_file)
+    path, named = _where(item, fallback_file)
+    if not named:
+        path = path.rpartition("/")[0] or ("/" if path.startswith("/") else ".")
+    path = ci_path(path)
     physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
     if path.startswith("/"):
         physical["artifactLocation"]["uriBaseId"] = "ROOT"
@@ -261,6 +318,7 @@ class SarifWriter:
         sarif_result["message"] = {"text": terminal_line(item["message"])}
         sarif_result["locations"] = [_location(item, fallback_file)]
         text = json.dumps(sarif_result, indent=2, ensure_ascii=True).replace("\n", "\n        ")
+        text = json_log_safe(text)
         self._out.write(f"{',' if self._written else ''}\n        {text}")
         self._written += 1
 

@@ -15,6 +15,7 @@ chained), never to stdout, which carries the command's output.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -26,7 +27,7 @@ import attrs
 
 from ._agents._command import add_agent_command, run_agent_command, run_agent_context
 from ._approval import is_digest
-from ._ci import SarifWriter, github_result, github_skipped
+from ._ci import SarifWriter, github_result, github_skipped, json_log_safe, log_safe
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
 from ._discover import default_roots, discover
 from ._errors import SkillError, SkillUsageError, safe_repr
@@ -503,7 +504,7 @@ def _discover(args: argparse.Namespace, out: TextIO) -> int:
 
 def _skipped_line(entry: dict[str, Any]) -> str:
     path, message = terminal_line(entry["path"]), terminal_line(entry["message"])
-    return f"skipped {path}: {entry['code']}: {message}"
+    return log_safe(f"skipped {path}: {entry['code']}: {message}")
 
 
 def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -528,7 +529,7 @@ def _validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return
         if args.format == "json":
             text = json.dumps(_printed(result), indent=2, ensure_ascii=True)
-            text = text.replace("\n", "\n    ")
+            text = json_log_safe(text.replace("\n", "\n    "))
             out.write(f"{',' if counts['shown'] else ''}\n    {text}")
         elif args.format == "text":
             _write_result(_printed(result), out)
@@ -613,6 +614,7 @@ def _finish(
     for entry in entries:
         del entry["fails"]
         text = json.dumps(entry, indent=2, ensure_ascii=True).replace("\n", "\n    ")
+        text = json_log_safe(text)
         out.write(f"{',' if written else ''}\n    {text}")
         err.write(f"skillguard: {_skipped_line(entry)}\n")
         written += 1
@@ -635,13 +637,16 @@ def _printed(item: dict[str, Any]) -> dict[str, Any]:
 def _write_result(result: dict[str, Any], out: TextIO) -> None:
     status = "ok    " if result["ok"] else "FAILED"
     skill = f" ({terminal_line(result['skill'])})" if result["skill"] else ""
-    out.write(f"{status} {terminal_line(result['path'])}{skill}\n")
+    # Each line also safe from a CI runner's legacy commands: text output is what a
+    # workflow step prints by default.
+    out.write(log_safe(f"{status} {terminal_line(result['path'])}{skill}") + "\n")
     out.writelines(
-        f"    error {error['kind']}/{error['code']}: {terminal_line(error['message'])}\n"
+        log_safe(f"    error {error['kind']}/{error['code']}: {terminal_line(error['message'])}")
+        + "\n"
         for error in result["errors"]
     )
     out.writelines(
-        f"    warning {warning['code']}: {terminal_line(warning['message'])}\n"
+        log_safe(f"    warning {warning['code']}: {terminal_line(warning['message'])}") + "\n"
         for warning in result["warnings"]
     )
 
@@ -727,11 +732,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``| head``): nothing more to say, and no traceback, not
         # even from the interpreter flushing stdout at exit (Python's documented recipe).
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:
+        # The output cannot be written (a full disk, a device gone): one line and exit
+        # 1, never a traceback, so that a CI step fails with the reason. Nothing more is
+        # written to stdout, not even by the interpreter flushing it at exit.
+        _silence_stdout()
+        with contextlib.suppress(OSError):
+            sys.stderr.write(
+                f"skillguard: cannot write the output ({os.strerror(exc.errno or 0)})\n"
+            )
+        return EXIT_FAILED
+    return code
+
+
+def _silence_stdout() -> None:
+    # Python's documented recipe: stdout's descriptor now leads nowhere.
+    with contextlib.suppress(OSError, ValueError):  # a stream with no descriptor
         devnull = os.open(os.devnull, os.O_WRONLY)  # noqa: TID251 - not skill input
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        return EXIT_BROKEN_PIPE
-    return code
 
 
 def _run(argv: Sequence[str] | None) -> int:
