@@ -473,3 +473,18 @@ def test_t137_merged_denials_are_the_latest_of_all_logs_by_time(tmp_path: Path) 
     listed = total["denials"]
     assert len(listed) == MAX_LISTED_DENIALS
     assert (listed[0]["skill"], listed[-1]["skill"]) == (early[2], "2026-01-02T00:00:00Z")
+
+
+def test_t135_summarize_refuses_a_record_count_it_would_not_check(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    first, second = two_hosts(tmp_path)
+    # The tail of the second log deleted: only --expect-records can tell.
+    second.write_bytes(b"".join(second.read_bytes().splitlines(keepends=True)[:2]))
+    counts = ("--expect-records", "4", "--expect-records", "5")
+    assert run(capsys, "audit", "verify", str(first), str(second), *counts)[0] == 1
+    for files, given in (((first, second), counts), ((second,), counts[:2])):
+        code, out, err = run(capsys, "audit", "summarize", *map(str, files), *given)
+        assert (code, out) == (2, "")
+        assert "--expect-records is checked by verify and report, not summarize" in err
+

@@ -306,6 +306,12 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``audit verify`` and ``audit summarize``: the file is streamed a line at a time
     (a regular file only, each line capped), and the chain is always checked. Several
     FILEs are verified together (``run_audit_logs``)."""
+    if args.action == "summarize" and args.expect_records:
+        # A summary does not check the record count: accepting the option would report
+        # a log whose tail was deleted as verified to an operator who asked for the check.
+        raise SkillUsageError(
+            "bad_argument", "--expect-records is checked by verify and report, not summarize"
+        )
     if len(args.file) > 1 or any(
         len(values or ()) > 1 for values in (args.key_file, args.expect_log_id, args.expect_records)
     ):
