@@ -23,6 +23,7 @@ from skillguard._cli import main
 from skillguard._errors import SkillUsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 KEY_A = b"host-a-key-0123456789"
@@ -488,3 +489,27 @@ def test_t135_summarize_refuses_a_record_count_it_would_not_check(
         assert (code, out) == (2, "")
         assert "--expect-records is checked by verify and report, not summarize" in err
 
+
+class _Hostile(list[object]):
+    """A sequence whose iteration is foreign code that fails."""
+
+    def __iter__(self) -> Iterator[object]:
+        raise RuntimeError("a caller's sequence failed")
+
+
+def test_t137_a_hostile_sequence_argument_is_a_usage_error(tmp_path: Path) -> None:
+    first, _ = two_hosts(tmp_path)
+    bad: list[dict[str, object]] = [
+        {"paths": _Hostile([first])},
+        {"paths": [first], "keys": _Hostile([KEY_A])},
+        {"paths": [first], "expected_log_ids": _Hostile([None])},
+        {"paths": [first], "expected_records": _Hostile([None])},
+    ]
+    for arguments in bad:
+        with pytest.raises(SkillUsageError, match="could not be read as a sequence"):
+            verify_logs(**arguments)  # type: ignore[arg-type]
+    # A huge lazy sequence is refused by its length, before it is copied.
+    with pytest.raises(SkillUsageError, match="between 1 and"):
+        verify_logs(range(10**15))  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError, match="between 1 and"):
+        verify_logs([first], expected_records=range(10**15))

@@ -102,17 +102,35 @@ class LogSetVerification:
         return sum(log.verification.records for log in self.logs if log.verification.intact)
 
 
+def _entries(value: Sequence[object], name: str) -> list[object]:
+    """A caller's sequence copied once, at most ``MAX_LOGS`` entries: its ``__len__``,
+    ``__iter__`` or ``__getitem__`` is foreign code, and whatever it raises is a bad
+    argument, not an escaping error. The copy is what is checked and used, so a sequence
+    that changes between two reads cannot pass the check with one content and be
+    verified with another; the length is checked first, so a huge lazy sequence (a
+    ``range``) is refused rather than copied."""
+    try:
+        length = len(value)
+        entries = list(value) if length <= MAX_LOGS else []
+    except Exception as exc:
+        raise SkillUsageError("bad_argument", f"{name} could not be read as a sequence") from exc
+    if length > MAX_LOGS:
+        raise SkillUsageError("bad_argument", f"give between 1 and {MAX_LOGS} audit logs")
+    return entries
+
+
 def _per_file(value: object, count: int, name: str, check: Callable[[object], None]) -> list[Any]:
     """*value* as one entry per file: ``None`` (none), or a sequence of *count* entries."""
     if value is None:
         return [None] * count
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise SkillUsageError("bad_argument", f"{name} must be a sequence, one entry per log")
-    if len(value) != count:
+    entries = _entries(value, name)
+    if len(entries) != count:
         raise SkillUsageError("bad_argument", f"{name} must have one entry per log")
-    for entry in value:
+    for entry in entries:
         check(entry)
-    return list(value)
+    return entries
 
 
 def _check_log_id(value: object) -> None:
@@ -130,9 +148,10 @@ def _arguments(
 ) -> tuple[list[str], list[bytes | None], list[str | None], list[int | None]]:
     if isinstance(paths, (str, bytes)) or not isinstance(paths, Sequence):
         raise SkillUsageError("bad_argument", "paths must be a sequence of paths")
-    if not paths or len(paths) > MAX_LOGS:
+    entries = _entries(paths, "paths")
+    if not entries:
         raise SkillUsageError("bad_argument", f"give between 1 and {MAX_LOGS} audit logs")
-    names = [operator_path(path, "an audit log path") for path in paths]
+    names = [operator_path(path, "an audit log path") for path in entries]
     if keys is None or isinstance(keys, bytes):
         # One key (or none) for every file: the hosts share it.
         _check_key(keys)
