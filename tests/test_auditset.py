@@ -408,7 +408,13 @@ def test_t137_merged_denials_stay_bounded(tmp_path: Path) -> None:
     write_log(second, 4)
     _, _, total = summarize_logs([str(first), str(second)])
     assert total["denials_total"] == MAX_LISTED_DENIALS + 3
-    assert len(total["denials"]) == MAX_LISTED_DENIALS
+    listed = total["denials"]
+    assert len(listed) <= MAX_LISTED_DENIALS
+    # Each file keeps its own share: its latest denials, the last ones it holds.
+    from_first = [d["skill"] for d in listed if d["log"] == str(first)]
+    assert len(from_first) == MAX_LISTED_DENIALS // 2
+    assert from_first[-1] == f"skill-{2 * MAX_LISTED_DENIALS + 1}"
+    assert [d["skill"] for d in listed if d["log"] == str(second)] == ["skill-1", "skill-3"]
 
 
 def test_audit_report_takes_one_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -465,15 +471,18 @@ def test_t137_merged_denials_are_the_latest_of_all_logs_by_time(tmp_path: Path) 
     assert [(d["skill"], d["log"]) for d in total["denials"]] == [
         (f"2026-01-01T00:00:{s:02d}Z", str(first if s % 2 else second)) for s in range(1, 7)
     ]
-    # Over the cap, the earliest go, whichever file holds them.
-    early = [f"2026-01-01T00:{m:02d}:{s:02d}Z" for m in range(17) for s in range(60)][:1001]
-    forge(first, "a" * 32, early)
-    forge(second, "b" * 32, ["2025-12-31T00:00:00Z", "2026-01-02T00:00:00Z"])
+    # Over the cap, each file keeps its latest share, by the order its records were
+    # written: a host that stamps a flood of denials far in the future cannot push
+    # another host's denial out of the list.
+    flood = [f"9999-12-31T23:{m:02d}:{s:02d}Z" for m in range(17) for s in range(60)][:1001]
+    forge(first, "a" * 32, flood)
+    forge(second, "b" * 32, ["2026-01-02T00:00:00Z"])
     _, _, total = summarize_logs([str(first), str(second)])
-    assert total["denials_total"] == 1003
+    assert total["denials_total"] == 1002
     listed = total["denials"]
-    assert len(listed) == MAX_LISTED_DENIALS
-    assert (listed[0]["skill"], listed[-1]["skill"]) == (early[2], "2026-01-02T00:00:00Z")
+    assert len(listed) <= MAX_LISTED_DENIALS
+    assert listed[0] == {**listed[0], "log": str(second), "skill": "2026-01-02T00:00:00Z"}
+    assert [d["skill"] for d in listed[1:]] == flood[-(MAX_LISTED_DENIALS // 2) :]
 
 
 def test_t135_summarize_refuses_a_record_count_it_would_not_check(

@@ -14,14 +14,13 @@ Rules (threat-model.md T135-T137):
   that received them fails on its own.
 * Memory is bounded by the number of files, never by their records: each file is
   streamed a line at a time, and what is kept per file is its ``Verification`` (and, for
-  a summary, its counts); a merged summary lists the latest denials of all files in one
-  bounded heap.
+  a summary, its counts); a merged summary lists each file's latest denials, an equal
+  share of one bounded list (``_Denials``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -242,11 +241,19 @@ def verify_logs(
 
 
 class _Denials:
-    """The latest ``MAX_LISTED_DENIALS`` denials of all files by time, each labelled with
-    its file: one bounded heap for the whole set, whatever the number of files."""
+    """The latest denials of each file, each labelled with its file, merged.
 
-    def __init__(self) -> None:
-        self.heap: list[tuple[str, int, dict[str, object]]] = []
+    Each file gets an equal share of ``MAX_LISTED_DENIALS`` (at least one), and its
+    latest denials are the last ones read from it, never the ones whose ``time`` looks
+    latest: a record's time is whatever its writer put there, so one host stamping its
+    records far in the future cannot crowd the other hosts' denials out of the list.
+    The merged list is shown in time order.
+    """
+
+    def __init__(self, files: int) -> None:
+        self.share = max(1, MAX_LISTED_DENIALS // max(1, files))
+        self.current: deque[tuple[int, dict[str, object]]] = deque(maxlen=self.share)
+        self.kept: list[tuple[str, int, dict[str, object]]] = []
         self.order = 0  # ties in time keep the order the records were read in
 
     def offer(self, record: Mapping[str, object], path: str) -> None:
@@ -255,14 +262,15 @@ class _Denials:
             k: record.get(k) for k in ("time", "agent", "skill", "event", "code", "reason")
         }
         denial["log"] = path
-        item = (str(record.get("time", "")), self.order, denial)
-        if len(self.heap) < MAX_LISTED_DENIALS:
-            heapq.heappush(self.heap, item)
-        elif item[:2] > self.heap[0][:2]:
-            heapq.heapreplace(self.heap, item)
+        self.current.append((self.order, denial))
+
+    def end_file(self) -> None:
+        """Keep the file just read's share; the next file starts a share of its own."""
+        self.kept.extend((str(denial["time"]), order, denial) for order, denial in self.current)
+        self.current.clear()
 
     def listed(self) -> list[dict[str, object]]:
-        return [denial for _, _, denial in sorted(self.heap, key=lambda item: item[:2])]
+        return [denial for _, _, denial in sorted(self.kept, key=lambda item: item[:2])]
 
 
 def _verify(
@@ -277,7 +285,7 @@ def _verify(
         _summary(*summarize)  # the filters are checked before any file is read
     logs = []
     summaries = []
-    denials = _Denials()
+    denials = _Denials(len(names))
     for path, key, log_id, count in zip(names, key_list, log_ids, counts, strict=True):
         summary = None
         if summarize is not None:
@@ -285,6 +293,7 @@ def _verify(
             # The set lists denials once, merged (``_Denials``): a file keeps counts only.
             summary.denials = deque(maxlen=0)
         verification = _check_file(path, key, log_id, count, summary, denials)
+        denials.end_file()
         logs.append(LogCheck(path=path, verification=verification))
         if summary is not None:
             counts_only = summary.result()
@@ -302,9 +311,10 @@ def summarize_logs(
     since: str | None = None,
 ) -> tuple[LogSetVerification, list[dict[str, Any]], dict[str, Any]]:
     """``verify_logs`` and, in the same pass, each file's counts (of the records before
-    its first bad one; no denials listed) and the merged total: counts added up, and the
-    latest ``MAX_LISTED_DENIALS`` denials of all files by time, each labelled with its
-    file (``log``). Memory grows with the number of files, never with their records."""
+    its first bad one; no denials listed) and the merged total: counts added up, and each
+    file's latest denials (an equal share of ``MAX_LISTED_DENIALS``) in time order, each
+    labelled with its file (``log``). Memory grows with the number of files, never with
+    their records."""
     result, summaries, denials = _verify(paths, keys, expected_log_ids, None, (agent, since))
     total: dict[str, Any] = {"records": 0, "denials_total": 0}
     counters: dict[str, Counter[str]] = {
