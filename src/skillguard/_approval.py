@@ -62,6 +62,7 @@ __all__ = [
     "PinningApprover",
     "TrustStore",
     "deny_all",
+    "is_async_approver",
     "is_digest",
     "make_request",
     "pin_source",
@@ -269,6 +270,14 @@ def request_cost(request: ApprovalRequest) -> int:
 
 def _skipped(item: Skipped) -> tuple[str, str, str]:
     return (reveal(item.path), item.code, reveal(item.reason))
+
+
+def is_async_approver(approver: object) -> bool:
+    """Whether *approver* is a coroutine function, or an instance whose ``__call__``
+    is one: such an approver is awaited, never run in a thread."""
+    return inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
+        getattr(approver, "__call__", None)  # noqa: B004 - an instance's async __call__
+    )
 
 
 def deny_all(request: ApprovalRequest) -> Decision:

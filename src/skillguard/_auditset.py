@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -171,10 +171,8 @@ def _check_file(
     expected_log_id: str | None,
     expected_records: int | None,
     summary: _Summary | None,
-    denials: _Denials | None,
 ) -> Verification:
-    """One file streamed through the chain check (and into *summary* and *denials* when
-    given)."""
+    """One file streamed through the chain check (and into *summary* when given)."""
     checker = _checker([], key, expected_records, expected_log_id)
     try:
         with contextlib.closing(stream_lines(path, max_line=MAX_RECORD_BYTES)) as lines:
@@ -183,10 +181,7 @@ def _check_file(
                 if isinstance(result, Verification):
                     return result
                 if summary is not None and result.get("event") != _HEADER_EVENT:
-                    before = summary.denial_count
                     summary.add(result)
-                    if denials is not None and summary.denial_count != before:
-                        denials.offer(result, path)
     except OSError:
         return Verification(
             intact=False,
@@ -243,31 +238,22 @@ def verify_logs(
 class _Denials:
     """The latest denials of each file, each labelled with its file, merged.
 
-    Each file gets an equal share of ``MAX_LISTED_DENIALS`` (at least one), and its
-    latest denials are the last ones read from it, never the ones whose ``time`` looks
-    latest: a record's time is whatever its writer put there, so one host stamping its
-    records far in the future cannot crowd the other hosts' denials out of the list.
-    The merged list is shown in time order.
+    Each file gets an equal share of ``MAX_LISTED_DENIALS`` (at least one): its own
+    summary keeps the last ones read from it (``share`` bounds its list), never the ones
+    whose ``time`` looks latest: a record's time is whatever its writer put there, so one
+    host stamping its records far in the future cannot crowd the other hosts' denials out
+    of the list. The merged list is shown in time order.
     """
 
     def __init__(self, files: int) -> None:
         self.share = max(1, MAX_LISTED_DENIALS // max(1, files))
-        self.current: deque[tuple[int, dict[str, object]]] = deque(maxlen=self.share)
         self.kept: list[tuple[str, int, dict[str, object]]] = []
-        self.order = 0  # ties in time keep the order the records were read in
 
-    def offer(self, record: Mapping[str, object], path: str) -> None:
-        self.order += 1
-        denial: dict[str, object] = {
-            k: record.get(k) for k in ("time", "agent", "skill", "event", "code", "reason")
-        }
-        denial["log"] = path
-        self.current.append((self.order, denial))
-
-    def end_file(self) -> None:
-        """Keep the file just read's share; the next file starts a share of its own."""
-        self.kept.extend((str(denial["time"]), order, denial) for order, denial in self.current)
-        self.current.clear()
+    def keep(self, path: str, denials: Iterable[dict[str, object]]) -> None:
+        """Keep one file's share, labelled with the file; ties in time keep the order
+        the records were read in."""
+        for denial in denials:
+            self.kept.append((str(denial["time"]), len(self.kept), {**denial, "log": path}))
 
     def listed(self) -> list[dict[str, object]]:
         return [denial for _, _, denial in sorted(self.kept, key=lambda item: item[:2])]
@@ -290,14 +276,13 @@ def _verify(
         summary = None
         if summarize is not None:
             summary = _summary(*summarize)
-            # The set lists denials once, merged (``_Denials``): a file keeps counts only.
-            summary.denials = deque(maxlen=0)
-        verification = _check_file(path, key, log_id, count, summary, denials)
-        denials.end_file()
+            # The set lists denials once, merged (``_Denials``): a file keeps its share.
+            summary.denials = deque(maxlen=denials.share)
+        verification = _check_file(path, key, log_id, count, summary)
         logs.append(LogCheck(path=path, verification=verification))
         if summary is not None:
             counts_only = summary.result()
-            del counts_only["denials"]
+            denials.keep(path, counts_only.pop("denials"))
             summaries.append(counts_only)
     return LogSetVerification(logs=tuple(logs), findings=_findings(logs)), summaries, denials
 

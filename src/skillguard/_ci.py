@@ -175,38 +175,52 @@ def _plain(path: str) -> bool:
     return terminal_line(path) == path and path.isprintable()
 
 
-def _where(item: dict[str, Any], fallback_file: str) -> tuple[str, bool]:
-    """The path an error or warning is about, and whether its last part is the entry's
-    own name. A name that hides text (``hidden_character`` with no line) reaches the
-    results only as shown (``[U+202E]``), which may be another entry's real name: the
-    finding is then placed on the folder that holds it, never on that other entry."""
+def _folder_above(path: str) -> str:
+    return path.rpartition("/")[0] or ("/" if path.startswith("/") else ".")
+
+
+def _where(item: dict[str, Any], fallback_file: str) -> tuple[str, str]:
+    """The path an error or warning is placed on, and the path it is about. A name that
+    hides text (``hidden_character`` with no line) reaches the results only as shown
+    (``[U+202E]``), which may be another entry's real name: the finding is then placed
+    on the folder that holds it, never on that other entry."""
     path = item.get("file") or fallback_file
-    return path, not (item["code"] == "hidden_character" and item.get("line") is None)
+    if item["code"] == "hidden_character" and item.get("line") is None:
+        return _folder_above(path), path
+    return path, path
 
 
-def _github_file(path: str, *, named: bool = True) -> tuple[str, str | None]:
+def _github_file(placed: str, about: str) -> tuple[str, str | None]:
     """The ``file=`` of an annotation, and the whole path when that is not it.
 
     A name that a terminal would escape cannot be named exactly in a workflow command's
     log line, and its escaped form could read like another file's name; the annotation
     then points at the nearest folder above it that can be named, and the message
-    starts with the whole path, escaped. So does a path whose last part is not
-    *named* as it is (``_where``).
+    starts with the whole path, escaped. So does a finding placed on a folder above
+    what it is about (``_where``).
     """
-    path = ci_path(path)
-    if named and _plain(path):
-        return path, None
-    parts = path.split("/")
-    if not named:
-        parts.pop()
-    while parts and not _plain("/".join(parts)):
-        parts.pop()
-    return "/".join(parts) or ("/" if path.startswith("/") else "."), path
+    placed, about = ci_path(placed), ci_path(about)
+    while not _plain(placed):
+        placed = _folder_above(placed)
+    return placed, None if placed == about else about
+
+
+def _findings(result: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """Each error and warning of one checked skill: level, item, the skill's path."""
+    for error in result["errors"]:
+        yield "error", error, result["path"]
+    for warning in result["warnings"]:
+        yield "warning", warning, result["path"]
+
+
+def _skipped_finding(entry: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
+    """One skipped entry as a finding: an error when skips fail the run."""
+    level = "error" if entry.get("fails") else "warning"
+    return level, {**entry, "file": entry["path"]}, entry["path"]
 
 
 def _annotation(level: str, item: dict[str, Any], fallback_file: str) -> str:
-    path, named = _where(item, fallback_file)
-    file, whole = _github_file(path, named=named)
+    file, whole = _github_file(*_where(item, fallback_file))
     properties = [f"file={github_escape(file, property_value=True)}"]
     if whole is None and item.get("line") is not None:
         properties.append(f"line={int(item['line'])}")
@@ -221,16 +235,13 @@ def _annotation(level: str, item: dict[str, Any], fallback_file: str) -> str:
 def github_result(result: dict[str, Any]) -> Iterator[str]:
     """One workflow command per error (``::error``) and warning (``::warning``) of one
     checked skill, without a line end."""
-    for error in result["errors"]:
-        yield _annotation("error", error, result["path"])
-    for warning in result["warnings"]:
-        yield _annotation("warning", warning, result["path"])
+    for finding in _findings(result):
+        yield _annotation(*finding)
 
 
 def github_skipped(entry: dict[str, Any]) -> str:
     """The workflow command of one skipped entry: ``::error`` when skips fail the run."""
-    level = "error" if entry.get("fails") else "warning"
-    return _annotation(level, {**entry, "file": entry["path"]}, entry["path"])
+    return _annotation(*_skipped_finding(entry))
 
 
 def _uri(path: str) -> str:
@@ -241,10 +252,7 @@ def _uri(path: str) -> str:
 
 
 def _location(item: dict[str, Any], fallback_file: str) -> dict[str, Any]:
-    path, named = _where(item, fallback_file)
-    if not named:
-        path = path.rpartition("/")[0] or ("/" if path.startswith("/") else ".")
-    path = ci_path(path)
+    path = ci_path(_where(item, fallback_file)[0])
     physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
     if path.startswith("/"):
         physical["artifactLocation"]["uriBaseId"] = "ROOT"
@@ -324,15 +332,12 @@ class SarifWriter:
 
     def result(self, result: dict[str, Any]) -> None:
         """Write each error and warning of one checked skill."""
-        for error in result["errors"]:
-            self._write("error", error, result["path"])
-        for warning in result["warnings"]:
-            self._write("warning", warning, result["path"])
+        for finding in _findings(result):
+            self._write(*finding)
 
     def skipped(self, entry: dict[str, Any]) -> None:
         """Write one skipped entry: an error when skips fail the run, else a warning."""
-        level = "error" if entry.get("fails") else "warning"
-        self._write(level, {**entry, "file": entry["path"]}, entry["path"])
+        self._write(*_skipped_finding(entry))
 
     def close(self) -> None:
         """End the results array and the document."""

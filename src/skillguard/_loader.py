@@ -45,6 +45,7 @@ from ._approval import (
     PinningApprover,
     TrustStore,
     deny_all,
+    is_async_approver,
     pin_source,
 )
 from ._audit import AuditError, AuditLog, Auditor
@@ -243,9 +244,7 @@ class Loader:
         # The agent-file approvals (``_ask_alone``) being waited for: never joined, but
         # swept like ``_inflight`` when their event loop is closed under them.
         self._alone: set[_Flight] = set()
-        self._async_approver = inspect.iscoroutinefunction(approver) or (
-            inspect.iscoroutinefunction(getattr(approver, "__call__", None))  # noqa: B004
-        )
+        self._async_approver = is_async_approver(approver)
         self._catalog_seen: dict[str, str] = {}
         self._bind_tokens: dict[str, object] = {}
         # agent -> (the candidates an index was built for, the index): rebuilt only

@@ -61,6 +61,7 @@ from skillguard._approval import (
     ApprovalRequest,
     ApprovalRequiredError,
     Decision,
+    is_async_approver,
 )
 from skillguard._errors import (
     MalformedSkillError,
@@ -624,10 +625,7 @@ def _ask(gate: Gate, request: ApprovalRequest) -> object:
 
 
 async def _aask(gate: Gate, request: ApprovalRequest) -> object:
-    approver = gate.approver
-    if inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
-        getattr(approver, "__call__", None)  # noqa: B004 - an instance's async __call__
-    ):
+    if is_async_approver(gate.approver):
         answer = _ask(gate, request)
     else:
         # A human at a console must not block the event loop, nor hold a worker of the
