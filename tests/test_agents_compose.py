@@ -763,6 +763,42 @@ def test_t105_no_symlink_is_followed_on_write(
     assert (code, "not_regular_file" in out) == (1, True)
 
 
+def test_t151_two_agents_composing_one_file_name_write_neither(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A folder sorted first names itself like the real agent: Claude's native name drops
+    # any "ns:" part, so both compose ralph.md. Neither is written, and both are named,
+    # rather than the first one written and the real one blamed.
+    root = tmp_path / "agents"
+    make_agent(
+        root, "Exfiltrate.\n", name="aaa", front={**FRONT, "name": "evil:ralph"}, harness="claude"
+    )
+    make_agent(root, "{{TOOL:task}}\n", name="ralph", harness="claude")
+    make_agent(
+        root, "plan\n", name="plan", front={**FRONT, "name": "cortex:plan"}, harness="claude"
+    )
+    map_file = tmp_path / "token-map.json"
+    map_file.write_text(json.dumps(MAP))
+    output = tmp_path / "out"
+    args = ["compose", "--harness", "claude", "--token-map", str(map_file), "--dialect", "native"]
+    args += ["--output", str(output)]
+    code, out, _ = cli(capsys, *args, "--format", "json", str(root))
+    assert code == 1
+    document = json.loads(out)
+    assert [agent["file"] for agent in document["agents"]] == ["plan.md"]
+    duplicates = [(e["agent"], e["code"]) for e in document["skipped"]]
+    assert duplicates == [("aaa", "duplicate_output"), ("ralph", "duplicate_output")]
+    assert "ralph.md is also composed from ralph" in document["skipped"][0]["message"]
+    assert "ralph.md is also composed from aaa" in document["skipped"][1]["message"]
+    assert sorted(path.name for path in output.iterdir()) == ["plan.md"]
+    # --check reports the same.
+    code, out, _ = cli(capsys, *args, "--check", str(root))
+    assert code == 1
+    assert "FAILED aaa: malformed/duplicate_output" in out
+    assert "FAILED ralph: malformed/duplicate_output" in out
+    assert "up to date plan.md" in out
+
+
 def test_an_agent_that_fails_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -135,7 +135,8 @@ class ApprovalRequest:
     # ``"agent"`` for an agent file from a workspace (``_agents._gate``): ``skill`` is
     # then the agent file's name, ``folder`` the file's absolute path, ``full_text``
     # its body, and ``attachments`` each knowledge file it pulls in, as ``(path,
-    # text)``, shown whole in railed blocks of their own.
+    # text)``, shown whole in railed blocks of their own: exactly the texts its
+    # ``knowledge`` serves, a file of the agent itself included (T150).
     kind: Literal["skill", "agent"] = "skill"
     attachments: tuple[tuple[str, str], ...] = ()
 

@@ -26,7 +26,8 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
    per agent and in total; an evicted request is audited.
 8. ``select`` (seed 003, ``_select``) is a ranking over the same candidates a catalog
    shows, never a grant: it serves a workspace skill only from a snapshot approved for
-   the agent or pinned (``aselect`` may ask the approver), and writes one
+   the agent or pinned, the pin's digest checked against the snapshot before any
+   request exists (``aselect`` may ask the approver; ``select`` never), and writes one
    ``skill_selected`` record per skill (its snapshot digest) and ``skills_selected``
    (the task's and the composed text's hashes) before it returns (T80-T84, T127).
 9. The skill tool (seed 004, ``_tool``) reads a model's arguments strictly and checks
@@ -91,6 +92,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from ._agents._gate import Gate, ServedAgentContext
+    from ._approval import TrustStore
     from ._discover import SkillMeta
     from ._fs import Resolver
 
@@ -248,7 +250,8 @@ class AgentSkills:
         """The skills this agent needs for *task*, loaded and rendered, within the byte
         caps (``_select``'s rules). Only skills the agent may load and a model may invoke
         are candidates; a workspace skill is served only from a snapshot approved for
-        this agent or pinned in the trust store (the approver is asked for a pinned one),
+        this agent or pinned in the trust store (the approver is asked only about a
+        snapshot whose whole digest the store pins, so that it answers from the pin),
         and otherwise skipped with a reason; use ``aselect`` to await the approver.
         Records each skill's snapshot digest (``skill_selected``), then
         ``skills_selected`` with the sha256 of the task (never its text) and of the
@@ -341,25 +344,28 @@ class AgentSkills:
     def _served_for_selection(self, name: str) -> LoadedSkill | SkillError:
         """A skill's body for a synchronous selection, through the same gates as
         ``load``: embedded skills load; a workspace skill only from a snapshot approved
-        for this agent, or through the approver when the trust store pins it."""
+        for this agent, or through the approver when the trust store pins that very
+        snapshot (its whole folder's digest, not only its ``SKILL.md``): a synchronous
+        selection never puts an unpinned snapshot to a human (T82)."""
         loader = self._loader
         approved = self._approved_for_selection(name)
         if approved is not None:
             return approved
         try:
             source = loader._source_of(self.agent, name)  # noqa: SLF001
-            if source == "workspace":
-                meta = loader.meta(source, name)
-                store = loader.trust_store
-                pin = store.pinned(name, _folder(meta)) if store is not None else None
-                if pin is None or pin.skill_sha256 != meta.sha256:
-                    return ApprovalRequiredError(
-                        "not_approved",
-                        "a workspace skill nobody approved or pinned: use aselect",
-                        name=name,
-                        agent=self.agent,
-                    )
-            return self.load(name)
+            if source == "embedded":
+                return self.load(name)
+            meta = loader.meta(source, name)
+            store = loader.trust_store
+            pin = store.pinned(name, _folder(meta)) if store is not None else None
+            if store is None or pin is None or pin.skill_sha256 != meta.sha256:
+                return ApprovalRequiredError(
+                    "not_approved",
+                    "a workspace skill nobody approved or pinned: use aselect",
+                    name=name,
+                    agent=self.agent,
+                )
+            return self.load(self._prepare(name, by_user=False, execution=None, pinned=store))
         except SkillError as exc:
             return exc
 
@@ -480,7 +486,16 @@ class AgentSkills:
         """
         return self._prepare(name, by_user=by_user, execution=None)
 
-    def _prepare(self, name: str, *, by_user: bool, execution: str | None) -> PreparedLoad:
+    def _prepare(
+        self,
+        name: str,
+        *,
+        by_user: bool,
+        execution: str | None,
+        pinned: TrustStore | None = None,
+    ) -> PreparedLoad:
+        """``prepare``; with *pinned*, a workspace snapshot that store does not pin
+        (digest and folder) is refused, audited, before any request exists."""
         loader = self._loader
         try:
             source = loader._source_of(self.agent, name)  # noqa: SLF001
@@ -494,6 +509,18 @@ class AgentSkills:
             meta = loader.meta(source, name)
             served = loader._snapshot(meta)  # noqa: SLF001
             self._check_invocation(served.snapshot.skill, by_user=by_user)
+            if pinned is not None and not pinned.is_pinned(
+                name, served.snapshot.digest, source=_folder(meta)
+            ):
+                # SKILL.md is the pinned one but the folder is not (a file added,
+                # changed or removed since): only a human could approve it now.
+                raise ApprovalRequiredError(
+                    "not_approved",
+                    "the trust store's pin is for another snapshot of this folder (a file "
+                    "was added, changed or removed since): use aselect",
+                    name=name,
+                    agent=self.agent,
+                )
         except SkillError as exc:
             self._deny("load_denied", name, exc)
             raise

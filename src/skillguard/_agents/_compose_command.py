@@ -1,11 +1,12 @@
 """``skillguard agent compose`` and ``skillguard agent validate`` (seed 001).
 
-Rules (threat-model.md T105, T106, T117). ``compose`` without ``--output`` prints one
-agent's composed text on stdout, every control and hidden character in it shown as
-``[U+XXXX]`` (``_text.terminal_safe``), so that it cannot act on a terminal. With
+Rules (threat-model.md T105, T106, T117, T151). ``compose`` without ``--output``
+prints one agent's composed text on stdout, every control and hidden character in it
+shown as ``[U+XXXX]`` (``_text.terminal_safe``), so that it cannot act on a terminal. With
 ``--output DIR`` every composed file is written atomically beneath ``DIR`` through one
 held descriptor (``_fs.OutputFolder``): no symlink is followed, in ``DIR`` or as a file
-already there, and an agent that fails writes nothing. ``--check`` writes nothing and
+already there, and an agent that fails writes nothing; nor do two agents that would
+compose one file name (both are ``duplicate_output``). ``--check`` writes nothing and
 fails when a file in ``DIR`` differs from what would be composed (drift). ``validate``
 composes every harness of every agent in both dialects and writes nothing.
 
@@ -129,7 +130,7 @@ def _compose_all(
 ) -> tuple[list[ComposedAgent], list[SkippedAgent]]:
     composed: list[ComposedAgent] = []
     skipped: list[SkippedAgent] = []
-    files: dict[str, str] = {}
+    files: dict[str, list[str]] = {}
     for found in agent_folders(args.path, DEFAULT_COMPOSE_LIMITS):
         if isinstance(found, SkippedAgent):
             skipped.append(found)
@@ -155,20 +156,23 @@ def _compose_all(
         except SkillError as exc:
             skipped.append(SkippedAgent(found.name, exc.kind, exc.code, exc.reason))
             continue
-        if agent.file in files:
-            # Two agents that would write one file: neither is written.
+        files.setdefault(agent.file, []).append(agent.agent)
+        composed.append(agent)
+    # Two agents that would write one file: neither is written, and each is named. The
+    # first is not the rightful one: a folder sorted before the real agent can name
+    # itself so that it composes the real agent's file (T151).
+    for agent in composed:
+        others = [name for name in files[agent.file] if name != agent.agent]
+        if others:
             skipped.append(
                 SkippedAgent(
-                    found.name,
+                    agent.agent,
                     "malformed",
                     "duplicate_output",
-                    f"{agent.file} is also composed from {files[agent.file]}",
+                    f"{agent.file} is also composed from {', '.join(others)}",
                 )
             )
-            continue
-        files[agent.file] = found.name
-        composed.append(agent)
-    return composed, skipped
+    return [agent for agent in composed if len(files[agent.file]) == 1], skipped
 
 
 def _check_drift(output: str, composed: list[ComposedAgent]) -> list[SkippedAgent]:

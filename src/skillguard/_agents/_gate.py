@@ -1,6 +1,6 @@
 """The approval gate for agent files: what reaches a prompt was approved, or is the operator's.
 
-Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
+Rules (threat-model.md T121-T126, T150; ARCHITECTURE.md rules 4 and 5):
 
 * Where a file is decides its trust. A file beneath one of the folders the host names
   as the operator's own (``operator_agents``: ``~/.claude/agents`` and the like) is
@@ -25,10 +25,20 @@ Rules (threat-model.md T121-T126; ARCHITECTURE.md rules 4 and 5):
   taken, with its reason, and is served as that error. The human is shown the whole
   text: the frontmatter values, the body, and every knowledge file, with hidden
   characters shown (``render_request``).
+* ``knowledge`` serves exactly the attachments the human was shown (T150). Each file a
+  knowledge entry names is one ``_Attachment``, shown whole in the request and served
+  as that same string: an entry holds its attachment or its error, so no entry can
+  serve text the request did not show. This holds for a file that is already in the
+  snapshot too (the agent file itself; a composed agent's token map, ``agent.md``,
+  ``frontmatter.json`` or a section): its YAML comments, its free-form ``contract``,
+  its tokens before substitution are text no field shows, so it is attached whole,
+  from the bytes the agent was built from, under the same caps and character rules
+  as any knowledge file.
 * What is served after approval is the snapshot: the parsed agent file as read for the
-  request (never read again), and each knowledge file read again through the same
-  descriptor and served only if its size and sha256 are the approved ones; anything
-  else refuses the whole envelope (``changed_after_approval``).
+  request (never read again), and each knowledge file's attachment, once the file,
+  read again through the same descriptor, is still byte for byte the approved one
+  (the agent will follow its ``Read`` directive itself); anything else refuses the
+  whole envelope (``changed_after_approval``).
 * Deny by default. No approver, an approver that says no, fails or answers anything
   but an approving ``Decision`` is ``ApprovalDeniedError`` (``not_approved``). A pin
   is keyed by the agent file's name and ``agent:`` + its absolute path
@@ -134,12 +144,26 @@ class Gate:
 
 
 @attrs.frozen
+class _Attachment:
+    """One file a ``core_knowledge`` directive names, as the approver is shown it whole:
+    ``text`` is the one string both shown (``ApprovalRequest.attachments``) and served
+    (``KnowledgeFile.text``)."""
+
+    path: str  # the manifest path
+    shown_path: str
+    text: str
+    size: int
+    sha256: str
+
+
+@attrs.frozen
 class _Entry:
-    """One ``core_knowledge`` directive as snapshotted: its manifest path, or its error."""
+    """One ``core_knowledge`` directive as snapshotted: the attachment it serves, or
+    its error."""
 
     directive: str
     path: str
-    manifest_path: str | None
+    attachment: _Attachment | None
     error: SkillError | None
 
 
@@ -151,7 +175,7 @@ class _Snapshot:
     display: str  # the folder it was found in, for the audit record
     entries: tuple[_Entry, ...]
     manifest: Manifest
-    texts: tuple[tuple[str, str], ...]  # (path, shown text) for the approver only
+    attachments: tuple[_Attachment, ...]  # every file an entry serves, each once
     workspace_bytes: bool
 
 
@@ -278,8 +302,10 @@ def _snapshot(
     file: str,
     display: str,
     limits: Limits,
+    read: dict[str, bytes],
 ) -> _Snapshot:
-    """Read every knowledge file once beneath *root* and build the manifest."""
+    """Read every knowledge file once beneath *root* and build the manifest. *read*
+    holds the bytes of every file the agent was built from (its manifest entries)."""
     definition = context.definition
     # The agent file is listed too, even the operator's (by its absolute path, which no
     # knowledge path can be): the digest covers every file whose text is served.
@@ -292,13 +318,11 @@ def _snapshot(
         files = {path: ManifestFile(path, size, sha) for path, size, sha in context.sources}
     entries: list[_Entry] = []
     skipped: list[Skipped] = []
-    texts: list[tuple[str, str]] = []
+    attached: dict[str, _Attachment] = {}
     budget = limits.max_snapshot_bytes
-    workspace_bytes = source == "workspace"
     for number, directive in enumerate(definition.core_knowledge):
         raw_path = knowledge_path(directive)
         shown = reveal(directive)
-        error: SkillError
         try:
             if number >= limits.max_resource_files:
                 raise SkillContainmentError(  # noqa: TRY301 - one place records the refusal
@@ -306,27 +330,52 @@ def _snapshot(
                     f"more than {limits.max_resource_files} core_knowledge entries",
                 )
             path = "/".join(split_name(raw_path))
-            if path not in files:
-                data = root.read_file(path, cap=min(limits.max_skill_bytes, budget))
-                decode_utf8(data, what="the knowledge file")
-                budget -= len(data)
-                files[path] = ManifestFile(path, len(data), hashlib.sha256(data).hexdigest())
-                texts.append((reveal(path), reveal(data.decode("utf-8"))))
-                workspace_bytes = True
+            attachment = attached.get(path)
+            if attachment is None:
+                attachment = _attach(root, path, read, min(limits.max_skill_bytes, budget))
+                budget -= attachment.size
+                files.setdefault(path, ManifestFile(path, attachment.size, attachment.sha256))
+                attached[path] = attachment
         except (SkillContainmentError, SkillNotFoundError, MalformedSkillError) as exc:
-            error = exc
             skipped.append(Skipped(reveal(raw_path), exc.code, exc.reason, exc.kind, entry="file"))
-            entries.append(_Entry(shown, reveal(raw_path), None, error))
+            entries.append(_Entry(shown, reveal(raw_path), None, exc))
             continue
-        entries.append(_Entry(shown, reveal(raw_path), path, None))
+        entries.append(_Entry(shown, reveal(raw_path), attachment, None))
     counts = Counter(item.code for item in skipped)
     manifest = Manifest(
         tuple(sorted(files.values(), key=lambda entry: entry.path)),
         tuple(skipped[:SKIPPED_KEPT]),
         tuple(sorted(counts.items())),
     )
+    # Every knowledge file is the repository's, so one attachment makes the envelope
+    # the workspace's even for the operator's own agent file.
+    workspace_bytes = source == "workspace" or bool(attached)
+    attachments = tuple(attached.values())
     return _Snapshot(
-        context, source, file, display, tuple(entries), manifest, tuple(texts), workspace_bytes
+        context, source, file, display, tuple(entries), manifest, attachments, workspace_bytes
+    )
+
+
+def _attach(root: SafeRoot, path: str, read: dict[str, bytes], cap: int) -> _Attachment:
+    """The file *path* as the approver is shown it, whole: read now beneath *root*, or,
+    for a file the agent was built from (the agent file itself, its token map, a
+    composed agent's ``agent.md``, ``frontmatter.json`` or a section), the very bytes
+    it was built from, never read a second time. Either way the text goes through the
+    same decoding and the same character rules (``reveal``)."""
+    data = read.get(path)
+    if data is None:
+        data = root.read_file(path, cap=cap)
+    elif len(data) > cap:
+        raise SkillContainmentError(
+            "too_large", "the file is larger than the knowledge files' byte budget"
+        )
+    decode_utf8(data, what="the knowledge file")
+    return _Attachment(
+        path,
+        reveal(path),
+        reveal(data.decode("utf-8")),
+        len(data),
+        hashlib.sha256(data).hexdigest(),
     )
 
 
@@ -368,7 +417,8 @@ def _request(gate: Gate, snap: _Snapshot) -> ApprovalRequest:
         skipped_counts=manifest.skipped_counts,
         full_text=reveal(definition.full_body),
         kind="agent",
-        attachments=snap.texts,
+        # Exactly what ``knowledge`` serves: the same strings (``_serve``).
+        attachments=tuple((item.shown_path, item.text) for item in snap.attachments),
     )
 
 
@@ -379,30 +429,31 @@ def _changed(why: str) -> SkillContainmentError:
 
 
 def _serve(root: SafeRoot, snap: _Snapshot, approver: str) -> ServedAgentContext:
-    """The approved snapshot: each knowledge file read again and served only if it is
-    byte for byte the approved one."""
+    """The approved snapshot. Each knowledge entry serves its attachment, the very text
+    the approver was shown whole, and nothing else: no entry can serve text the request
+    did not show. The file is read again, and the envelope refused unless it is still
+    byte for byte the approved one: the agent will follow its ``Read`` directive on its
+    own, and must find there what the human approved."""
     served: list[KnowledgeFile] = []
     for entry in snap.entries:
-        if entry.manifest_path is None:
+        attachment = entry.attachment
+        if attachment is None:
             served.append(
                 KnowledgeFile(directive=entry.directive, path=entry.path, error=entry.error)
             )
             continue
-        recorded = snap.manifest.get(entry.manifest_path)
-        assert recorded is not None  # every taken path is in the manifest
         try:
-            data = root.read_file(recorded.path, cap=recorded.size)
+            data = root.read_file(attachment.path, cap=attachment.size)
         except SkillError as exc:
             raise _changed(f"{exc.code}: {exc.reason}") from exc
-        digest = hashlib.sha256(data).hexdigest()
-        if len(data) != recorded.size or digest != recorded.sha256:
+        if len(data) != attachment.size or hashlib.sha256(data).hexdigest() != attachment.sha256:
             raise _changed("its bytes differ from the approved ones")
         served.append(
             KnowledgeFile(
                 directive=entry.directive,
                 path=entry.path,
-                text=reveal(data.decode("utf-8")),
-                sha256=digest,
+                text=attachment.text,
+                sha256=attachment.sha256,
             )
         )
     return ServedAgentContext(
@@ -475,10 +526,16 @@ class _Call:
         self.root = SafeRoot(self.repo, resolver=self.resolver)
         if operator is not None:
             context, file, display = operator
-            return _snapshot(self.root, context, "operator", file, display, limits)
-        context = resolve_in(self.root, agent, team, harnesses, limits, gate.profile)
+            # Listed by its absolute path, which no knowledge path (beneath the
+            # repository) can name: nothing of it is read as a knowledge file.
+            return _snapshot(self.root, context, "operator", file, display, limits, {})
+        read: dict[str, bytes] = {}
+        context = resolve_in(
+            self.root, agent, team, harnesses, limits, gate.profile, read.__setitem__
+        )
         file = display_path(os.path.abspath(os.path.join(self.repo, context.source_path)))
-        return _snapshot(self.root, context, "workspace", file, display_path(self.repo), limits)
+        shown = display_path(self.repo)
+        return _snapshot(self.root, context, "workspace", file, shown, limits, read)
 
     def close(self) -> None:
         if self.root is not None:

@@ -66,7 +66,7 @@ from ._tokenmap import EMPTY_TOKEN_MAP, TokenMap, parse_token_map
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from skillguard._model import Profile
 
@@ -241,10 +241,13 @@ def resolve_in(
     harnesses: tuple[str, ...],
     limits: Limits,
     profile: Profile,
+    record: Callable[[str, bytes], None] | None = None,
 ) -> AgentContext:
     """``load_agent_context`` beneath a root the caller holds (arguments checked by
     ``check_arguments``), so that the approval gate reads the agent file and its
-    knowledge files beneath one descriptor."""
+    knowledge files beneath one descriptor. *record*, if given, is called with the
+    repository path and the exact bytes of every file the answer was built from (the
+    agent file, or each file a composition read), once the answer stands."""
     if "/" in agent or "\\" in agent:
         path = "/".join(split_name(agent))
         if not root.has_entry(path):
@@ -264,7 +267,7 @@ def resolve_in(
             )
         path, harness = found
         if harness is not None:
-            return _composed(root, path, agent, harness, limits, profile)
+            return _composed(root, path, agent, harness, limits, profile, record)
     try:
         raw = root.read_file(path, cap=limits.max_skill_bytes, oversize=MalformedSkillError)
         definition = parse_agent(raw, limits=limits, profile=profile)
@@ -277,6 +280,8 @@ def resolve_in(
             column=exc.column,
             key=exc.key,
         ) from exc
+    if record is not None:
+        record(path, raw)
     return AgentContext(definition=definition, source_path=path, identity=_identity(path))
 
 
@@ -299,7 +304,13 @@ def _token_map(root: SafeRoot, limits: ComposeLimits, record: list[tuple[str, by
 
 
 def _composed(
-    root: SafeRoot, path: str, name: str, harness: str, limits: Limits, profile: Profile
+    root: SafeRoot,
+    path: str,
+    name: str,
+    harness: str,
+    limits: Limits,
+    profile: Profile,
+    record: Callable[[str, bytes], None] | None = None,
 ) -> AgentContext:
     """The composable folder of *path* (``.../<name>/agent.md``) composed for *harness*
     in memory, read back as an agent file; every file read is in ``sources``."""
@@ -341,6 +352,9 @@ def _composed(
     sources = {
         relpath: (relpath, len(raw), hashlib.sha256(raw).hexdigest()) for relpath, raw in reads
     }
+    if record is not None:
+        for relpath, raw in reads:
+            record(relpath, raw)
     return AgentContext(
         definition=definition,
         source_path=path,
