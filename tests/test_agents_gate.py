@@ -27,7 +27,7 @@ from skillguard import (
     TrustStore,
     verify_records,
 )
-from skillguard._approval import pin_source, render_request
+from skillguard._approval import pin_key, render_request
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -278,12 +278,13 @@ def test_t123_a_pin_for_a_skill_named_x_does_not_approve_an_agent_named_x(
         digest=request.digest,
         folder=request.folder,
     )
-    assert pin_source(skill_request) == request.folder
-    assert pin_source(request) == "agent:" + request.folder
+    assert pin_key(skill_request) == ("reviewer", request.folder)
+    assert pin_key(request) == (".claude/agents/reviewer.md", "agent:" + request.folder)
     assert store.revoke("reviewer", source=request.folder) == 1
-    store.pin(
-        "reviewer", request.digest, "bob", source=pin_source(request), skill_sha256=request.sha256
-    )
+    name, source = pin_key(request)
+    store.pin(name, request.digest, "bob", source=source, skill_sha256=request.sha256)
+    # A skill pin under the agent pin's own name and folder is no agent pin either.
+    assert store.approver()(skill_request) == Decision(approved=False, by="deny_all")
     assert store.approver()(skill_request) == Decision(approved=False, by="deny_all")
     assert store.approver()(request) == Decision(approved=True, by="trust-store")
 
@@ -421,15 +422,21 @@ def test_t125_an_unreadable_operator_file_is_the_answer(tmp_path: Path) -> None:
         )
 
 
-def test_t121_a_file_whose_name_is_not_an_agent_name_cannot_be_approved(
+def test_t160_a_file_whose_name_is_not_an_agent_name_is_approved_and_pinned(
     tmp_path: Path,
 ) -> None:
     repo = make_repo(tmp_path / "repo")
     (repo / "docs" / "Odd_Name.md").write_text(AGENT)
-    approver = Recorder(YES)
-    with pytest.raises(ApprovalDeniedError, match="not an agent name"):
-        handle(tmp_path, approver).agent_context("docs/Odd_Name.md", repo=repo)
-    assert approver.seen == []
+    store = TrustStore(tmp_path / "trust.json")
+    approver = Recorder(PIN)
+    served = handle(tmp_path, store.approver(approver)).agent_context("docs/Odd_Name.md", repo=repo)
+    assert served.approver == "alice"
+    (request,) = approver.seen
+    assert request.skill == "Odd_Name"  # shown to the human, never a key
+    (pin,) = store.pins()
+    assert (pin.skill, pin.source) == ("docs/Odd_Name.md", "agent:" + request.folder)
+    again = handle(tmp_path, store.approver(approver)).agent_context("docs/Odd_Name.md", repo=repo)
+    assert (again.approver, len(approver.seen)) == ("trust-store", 1)
 
 
 def test_t121_a_sync_call_with_an_async_approver_is_refused(tmp_path: Path) -> None:
@@ -589,24 +596,19 @@ def test_t126_the_cli_refuses_an_unapproved_repo_agent(
 ) -> None:
     repo = make_repo(tmp_path / "repo")
     log = tmp_path / "audit.log"
-    for approve in ("deny", "prompt"):  # prompt without a terminal asks no one
-        code, envelope = cli(
-            capsys,
-            *("--agent", "reviewer", "--repo", str(repo), "--harness", "claude"),
-            *("--approve", approve, "--audit-log", str(log)),
-        )
-        assert (code, envelope["code"]) == (1, "AGENT_FILE_UNREADABLE")
-        assert "not approved" in str(envelope["message"])
-        assert "careful" not in json.dumps(envelope)
-    events = [(r["event"], r.get("agent")) for r in records(tmp_path)]
-    assert (
-        events
-        == [
-            ("agent_approval_requested", "cli"),
-            ("agent_context_denied", "cli"),
-        ]
-        * 2
+    # (--approve prompt with no terminal at all runs in a process of its own, with no
+    # controlling terminal: test_agents_trust.py, T162. In this process it would ask
+    # the terminal of whoever runs the tests.)
+    code, envelope = cli(
+        capsys,
+        *("--agent", "reviewer", "--repo", str(repo), "--harness", "claude"),
+        *("--approve", "deny", "--audit-log", str(log)),
     )
+    assert (code, envelope["code"]) == (1, "AGENT_FILE_UNREADABLE")
+    assert "not approved" in str(envelope["message"])
+    assert "careful" not in json.dumps(envelope)
+    events = [(r["event"], r.get("agent")) for r in records(tmp_path)]
+    assert events == [("agent_approval_requested", "cli"), ("agent_context_denied", "cli")]
 
 
 def test_t126_the_cli_serves_a_pinned_or_operator_agent(

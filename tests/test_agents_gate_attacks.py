@@ -36,7 +36,7 @@ from skillguard import (
     deny_all,
     verify_records,
 )
-from skillguard._approval import pin_source, render_request
+from skillguard._approval import pin_key, render_request
 from skillguard._cli import main
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def test_t131_a_cancelled_agent_file_call_abandons_its_approver_thread(tmp_path:
 
 def test_t131_at_the_cap_a_pinned_agent_file_is_still_served(tmp_path: Path) -> None:
     # A pin is answered by the trust store, not the human who stopped answering; the
-    # cap must look the pin up under the agent file's own key (``agent:`` + path).
+    # cap must look the pin up under the agent file's own key (``pin_key``).
     repo = make_repo(tmp_path / "repo")
     human = AwayHuman(blocked_calls=1)
     store = TrustStore(tmp_path / "trust.json")
@@ -187,9 +187,8 @@ def test_t131_at_the_cap_a_pinned_agent_file_is_still_served(tmp_path: Path) -> 
     with pytest.raises(ApprovalDeniedError):
         handle(tmp_path / "other", keep).agent_context("reviewer", repo=repo, harnesses=("claude",))
     (request,) = seen
-    store.pin(
-        "reviewer", request.digest, "bob", source=pin_source(request), skill_sha256=request.sha256
-    )
+    name, source = pin_key(request)
+    store.pin(name, request.digest, "bob", source=source, skill_sha256=request.sha256)
     served = asyncio.run(agents.aagent_context("reviewer", repo=repo, harnesses=("claude",)))
     assert served.approver == "trust-store"
     assert len(human.threads) == 1

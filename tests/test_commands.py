@@ -193,6 +193,17 @@ def test_t31_trust_add_pins_only_the_reviewed_digest(
     assert run(capsys, "trust", "list", *store)[1] == ""
 
 
+def test_trust_add_takes_the_digest_by_name_too(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    project = ["--project", setup["project"]]
+    shown = run(capsys, "trust", "show", "notes", *project)[1]
+    digest = re.search(r"digest +([0-9a-f]{64})", shown).group(1)  # type: ignore[union-attr]
+    args = ["trust", "add", "notes", "--digest", digest, "--trust-store", setup["store"]]
+    assert run(capsys, *args, *project)[:2] == (0, f"pinned notes {digest}\n")
+    assert run(capsys, "trust", "list", "--trust-store", setup["store"])[1].startswith("notes  ")
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -16,8 +16,9 @@ Rules (threat-model.md T26, T30-T34):
 * ``TrustStore`` pins approvals in a versioned JSON file (the operator's own), written
   atomically under a lock: one pin per skill and source folder, for one manifest digest.
   An agent file from a workspace (``_agents._gate``) is asked for and pinned through the
-  same request, its source marked ``agent:`` (``pin_source``), so skill pins and agent
-  pins never approve each other.
+  same request, keyed by its repository-relative path and its source marked ``agent:``
+  (``pin_key``), so skill pins and agent pins never approve each other and an agent file
+  is pinnable whatever its file name.
   A file with two pins for one key, a repeated JSON key, an unknown field or version, or
   anything else ambiguous is refused whole: it never approves anything.
 """
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias, TypeVar
 import attrs
 
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import FileLock, operator_path, read_operator_bytes, write_atomic
+from ._fs import FileLock, operator_path, read_operator_bytes, split_name, write_atomic
 from ._json import StrictJSONError, loads_strict
 from ._parse import is_valid_name
 from ._text import reveal, terminal_line
@@ -65,7 +66,7 @@ __all__ = [
     "is_async_approver",
     "is_digest",
     "make_request",
-    "pin_source",
+    "pin_key",
     "render_file",
     "render_request",
     "request_cost",
@@ -133,10 +134,12 @@ class ApprovalRequest:
     # The host's id of the tool call that asked (``prepare_call``), "" otherwise.
     execution_id: str = ""
     # ``"agent"`` for an agent file from a workspace (``_agents._gate``): ``skill`` is
-    # then the agent file's name, ``folder`` the file's absolute path, ``full_text``
-    # its body, and ``attachments`` each knowledge file it pulls in, as ``(path,
-    # text)``, shown whole in railed blocks of their own: exactly the texts its
-    # ``knowledge`` serves, a file of the agent itself included (T150).
+    # then the agent file's name (shown, never a key), ``path`` its path relative to
+    # the repository (or to the operator folder holding it) and ``folder`` its absolute
+    # path, which together key a pin (``pin_key``); ``full_text`` its body, and
+    # ``attachments`` each knowledge file it pulls in, as ``(path, text)``, shown whole
+    # in railed blocks of their own: exactly the texts its ``knowledge`` serves, a file
+    # of the agent itself included (T150).
     kind: Literal["skill", "agent"] = "skill"
     attachments: tuple[tuple[str, str], ...] = ()
 
@@ -144,14 +147,19 @@ class ApprovalRequest:
 AGENT_PIN_PREFIX = "agent:"
 
 
-def pin_source(request: ApprovalRequest) -> str:
-    """The source a pin of *request* is keyed by: the skill folder for a skill, and
-    ``agent:`` before the agent file's path for an agent file. A skill's source is an
-    absolute path (it starts with ``/``), so a pin for a skill never approves an agent
-    file of the same name, nor the reverse (threat-model.md T123)."""
+def pin_key(request: ApprovalRequest) -> tuple[str, str]:
+    """The ``(skill, source)`` a pin of *request* is keyed by.
+
+    A skill: its name and its folder's absolute path. An agent file: its path relative
+    to the repository (``path``), and ``agent:`` before its absolute path; never a
+    name derived from the file name, so a file whose name is no slug (``CSharpExpert
+    .agent.md``) is pinnable too, and two files never share a key. A skill's source is
+    an absolute path (it starts with ``/``), so a pin for a skill never approves an
+    agent file, nor the reverse (threat-model.md T123, T160).
+    """
     if request.kind == "agent":
-        return AGENT_PIN_PREFIX + request.folder
-    return request.folder
+        return request.path, AGENT_PIN_PREFIX + request.folder
+    return request.skill, request.folder
 
 
 _T = TypeVar("_T")
@@ -397,16 +405,18 @@ def render_request(request: ApprovalRequest, *, full: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_file(path: str, data: bytes) -> str:
-    """One file of a skill for a reviewer's terminal, in the railed block: its text
-    with hidden characters shown, or a note for bytes that are not UTF-8 text."""
+def render_file(path: str, data: bytes, *, agent: bool = False) -> str:
+    """One file of a skill (or, with *agent*, of an agent file's approval) for a
+    reviewer's terminal, in the railed block: its text with hidden characters shown,
+    or a note for bytes that are not UTF-8 text."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = f"(not UTF-8 text: {len(data)} bytes; sha256 {hashlib.sha256(data).hexdigest()})"
-    lines = [_RAIL]
+    rail, rail_end = (_AGENT_RAIL, _AGENT_RAIL_END) if agent else (_RAIL, _RAIL_END)
+    lines = [rail]
     lines.extend(_railed(f"file {terminal_line(path)}", reveal(text)))
-    lines.append(_RAIL_END)
+    lines.append(rail_end)
     return "\n".join(lines) + "\n"
 
 
@@ -460,15 +470,26 @@ def _pin_digest(instance: object, attribute: attrs.Attribute[str], value: object
 
 def _pin_skill(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
     del instance, attribute
-    if not isinstance(value, str) or not is_valid_name(value):
+    if not isinstance(value, str) or not value:
         raise SkillUsageError("bad_argument", "Pin.skill must be a skill name")
+
+
+def _is_agent_pin_name(value: str) -> bool:
+    """An agent pin's name: a plain relative path of visible text (``split_name``)."""
+    try:
+        split_name(value)
+    except SkillError:
+        return False
+    return terminal_line(value) == value
 
 
 @attrs.frozen
 class Pin:
     """One pinned approval: this skill, from this folder, with exactly this manifest
     digest (every file), approved by whom, when. ``skill_sha256`` is the ``SKILL.md``
-    within it, so a catalog can tell that the description it shows was approved."""
+    within it, so a catalog can tell that the description it shows was approved. An
+    agent file's pin (``pin_key``) holds its relative path in ``skill`` and ``agent:``
+    before its absolute path in ``source``; ``skill_sha256`` is the agent file's."""
 
     skill: str = attrs.field(validator=_pin_skill)
     source: str = attrs.field(validator=_pin_field)
@@ -476,6 +497,17 @@ class Pin:
     skill_sha256: str = attrs.field(validator=_pin_digest)
     by: str = attrs.field(validator=_pin_field)
     when: str = attrs.field(validator=_pin_field)
+
+    def __attrs_post_init__(self) -> None:
+        # An agent pin (its source starts with "agent:") is named by the agent file's
+        # relative path, which a pin of an earlier version (the file's slug) also is.
+        if self.source.startswith(AGENT_PIN_PREFIX):
+            if not _is_agent_pin_name(self.skill):
+                raise SkillUsageError(
+                    "bad_argument", "Pin.skill of an agent pin must be the file's relative path"
+                )
+        elif not is_valid_name(self.skill):
+            raise SkillUsageError("bad_argument", "Pin.skill must be a skill name")
 
 
 def _invalid(reason: str) -> ApprovalError:
@@ -641,7 +673,8 @@ class PinningApprover:
         self.fallback = fallback
 
     def __call__(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]:
-        if self.store.is_pinned(request.skill, request.digest, source=pin_source(request)):
+        name, source = pin_key(request)
+        if self.store.is_pinned(name, request.digest, source=source):
             return Decision(approved=True, by="trust-store")
         answer = self.fallback(request)
         if inspect.isawaitable(answer):
@@ -652,11 +685,8 @@ class PinningApprover:
         if not isinstance(decision, Decision):
             return Decision(approved=False, by="no valid answer")
         if decision.approved and decision.scope == "pin":
+            name, source = pin_key(request)
             self.store.pin(
-                request.skill,
-                request.digest,
-                decision.by,
-                source=pin_source(request),
-                skill_sha256=request.sha256,
+                name, request.digest, decision.by, source=source, skill_sha256=request.sha256
             )
         return decision

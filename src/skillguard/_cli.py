@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 import attrs
 
 from ._agents._command import add_agent_command, run_agent_command, run_agent_context
+from ._agents._trust_command import add_agent_trust_options
 from ._approval import is_digest
 from ._ci import SarifWriter, github_result, github_skipped, json_log_safe, log_safe
 from ._commands import report, run_audit, run_catalog, run_load, run_select, run_trust
@@ -265,25 +266,40 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     listing = actions.add_parser("list", help="every pin of the trust store")
     listing.add_argument("--trust-store", required=True, type=_path, help="the trust store")
     show = actions.add_parser(
-        "show", help="what approving a workspace skill covers: its digest, files and grants"
+        "show",
+        help="what approving a workspace skill (or an agent file, --agent) covers: its "
+        "digest, files and grants",
     )
-    show.add_argument("name", metavar="NAME", help="the workspace skill")
+    show.add_argument("name", metavar="NAME", nargs="?", help="the workspace skill")
     show.add_argument("--project", type=_path, help="whose workspace roots to use")
     show.add_argument(
         "--full", action="store_true", help="print every file's text too, as the digest covers it"
     )
+    add_agent_trust_options(show)
     add = actions.add_parser(
-        "add", help="pin a workspace skill, if its folder's digest is DIGEST (see 'trust show')"
+        "add",
+        help="pin a workspace skill (or an agent file, --agent), if its digest is DIGEST "
+        "(see 'trust show')",
     )
-    add.add_argument("name", metavar="NAME", help="the workspace skill")
+    add.add_argument("name", metavar="NAME", nargs="?", help="the workspace skill")
     add.add_argument(
-        "digest", metavar="DIGEST", type=_digest, help="the digest 'trust show' printed"
+        "digest", metavar="DIGEST", nargs="?", type=_digest, help="the digest 'trust show' printed"
+    )
+    add.add_argument(
+        "--digest",
+        dest="digest_option",
+        metavar="DIGEST",
+        type=_digest,
+        help="DIGEST, as an option",
     )
     add.add_argument("--trust-store", required=True, type=_path, help="the trust store")
     add.add_argument("--project", type=_path, help="whose workspace roots to use")
     add.add_argument("--by", default="operator", help="who pins")
-    revoke = actions.add_parser("revoke", help="remove the pins of a skill")
-    revoke.add_argument("name", metavar="NAME", help="the skill whose pins to remove")
+    add_agent_trust_options(add)
+    revoke = actions.add_parser("revoke", help="remove the pins of a skill or agent file")
+    revoke.add_argument(
+        "name", metavar="NAME", help="the skill (or agent file's path) whose pins to remove"
+    )
     revoke.add_argument("--trust-store", required=True, type=_path, help="the trust store")
     revoke.add_argument("--source", help="only the pin for this skill folder")
 

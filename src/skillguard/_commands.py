@@ -253,6 +253,13 @@ def _workspace_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> 
 
 
 def run_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.action in ("show", "add"):
+        # An agent file (--agent) has its own reading; a skill's options are checked.
+        from ._agents._trust_command import run_agent_trust  # noqa: PLC0415 - agent line
+
+        code = run_agent_trust(args, out, err)
+        if code is not None:
+            return code
     if args.action == "show":
         snapshot = _workspace_snapshot(args, out if args.full else None)
         out.write(render_request(make_request("(operator)", snapshot, snapshot.folder, "")))

@@ -52,6 +52,7 @@ from ._text import find_hidden, reveal
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
     from types import TracebackType
+    from typing import TextIO
 
 __all__ = [
     "SKILL_FILE",
@@ -63,6 +64,7 @@ __all__ = [
     "Resolver",
     "SafeRoot",
     "Skipped",
+    "controlling_terminal",
     "display_path",
     "join_relative",
     "open_trusted_target",
@@ -987,6 +989,31 @@ def read_operator_bytes(path: str, *, limit: int) -> bytes:
     if size > limit:
         raise OSError(errno.EFBIG, "file too large", path)
     return b"".join(chunks)
+
+
+_TERMINAL = "/dev/tty"
+
+
+@contextlib.contextmanager
+def controlling_terminal() -> Iterator[tuple[TextIO, TextIO] | None]:
+    """The process's controlling terminal (``/dev/tty``), as a text reader and a text
+    writer of one descriptor, closed on exit; ``None`` when the process has none (a
+    daemon, a new session, a CI runner). Never stdin or stdout: a caller that pipes
+    them cannot answer a question meant for the human at the terminal (T162)."""
+    try:
+        fd = os.open(_TERMINAL, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:  # ENXIO: no controlling terminal; ENOENT: no /dev/tty at all
+        yield None
+        return
+    try:
+        # Two buffered streams over the one descriptor; each is closed without it.
+        with (
+            open(fd, encoding="utf-8", errors="replace", closefd=False) as reader,
+            open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False) as writer,
+        ):
+            yield reader, writer
+    finally:
+        os.close(fd)
 
 
 def same_file(first: str, second: str) -> bool:

@@ -46,7 +46,7 @@ from ._approval import (
     TrustStore,
     deny_all,
     is_async_approver,
-    pin_source,
+    pin_key,
 )
 from ._audit import AuditError, AuditLog, Auditor
 from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
@@ -658,9 +658,8 @@ class Loader:
         if not isinstance(approver, PinningApprover):
             return False
         try:
-            return approver.store.is_pinned(
-                request.skill, request.digest, source=pin_source(request)
-            )
+            name, source = pin_key(request)
+            return approver.store.is_pinned(name, request.digest, source=source)
         except ApprovalError:
             return False
 

@@ -13,11 +13,14 @@ character rules and the error tree. The rooms:
 * ``_tokenmap``: ``token-map.json`` (seed 001), strict JSON into a frozen ``TokenMap``;
 * ``_gate``: the approval gate, which decides whether an agent file and its knowledge
   files may reach a prompt (the operator's own, or approved, or refused);
+* ``_review``: what approving an agent file covers, read by the gate's own reading for
+  an operator who pins it without a prompt;
 * ``_compose``: composable agent directories (seed 001), read and composed;
 * ``_directory``: which folders are agents, and validating them
   (``validate_agent_directory``);
 * ``_compose_command``: ``skillguard agent compose`` and ``agent validate``;
-* ``_command``: ``skillguard agent context``.
+* ``_command``: ``skillguard agent context``;
+* ``_trust_command``: ``skillguard trust show --agent`` and ``trust add --agent``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,12 @@ The envelope goes through the approval gate (``_gate``): an agent file from the
 repository is served only when ``--trust-store`` pins its exact snapshot or the human
 approves it at the terminal (``--approve prompt``); one from an ``--operator-agents``
 folder is the operator's own. Every decision goes to ``--audit-log`` when given.
+
+``--approve prompt`` asks on stdin and stderr when both are terminals, and otherwise on
+the controlling terminal (``/dev/tty``), both the question and the answer (T162): an
+orchestrating skill that runs the command with its stdout (or stdin) piped still gets
+its human asked, and nothing it writes to stdin can answer. With no controlling
+terminal either, the answer is no.
 """
 
 from __future__ import annotations
@@ -24,10 +30,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from skillguard._approval import ConsoleApprover, TrustStore, deny_all
+from skillguard._approval import ConsoleApprover, Decision, TrustStore, deny_all
 from skillguard._audit import AuditLog, Auditor
 from skillguard._errors import SkillError, SkillUsageError
-from skillguard._fs import read_operator_bytes
+from skillguard._fs import controlling_terminal, read_operator_bytes
 from skillguard._limits import DEFAULT_LIMITS
 
 from ._compose_command import add_compose_commands, run_agent_compose, run_agent_validate
@@ -40,6 +46,8 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from _typeshed import SupportsWrite
+
+    from skillguard._approval import ApprovalRequest
 
 __all__ = ["add_agent_command", "run_agent_command", "run_agent_context"]
 
@@ -116,7 +124,8 @@ def _options(parser: argparse.ArgumentParser) -> None:
         choices=("deny", "prompt"),
         default="deny",
         help="an agent file from the repository: refuse unless pinned (deny, the "
-        "default), or ask at the terminal, on stderr (prompt)",
+        "default), or ask at the terminal, on stderr or else the controlling terminal "
+        "(prompt)",
     )
     parser.add_argument("--trust-store", help="pinned approvals of agent files")
     parser.add_argument("--audit-log", help="append hash-chained records here")
@@ -144,12 +153,25 @@ def run_agent_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
 
 _MAX_KEY_BYTES = 4096
+NO_TERMINAL = "console (no terminal: neither stdin nor a controlling one)"
+
+
+def ask_terminal(request: ApprovalRequest) -> Decision:
+    """``--approve prompt``: the human at stdin and stderr when both are terminals,
+    else at the controlling terminal, asked and answered there; never an answer read
+    from a stdin that is not a terminal (T162)."""
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        return ConsoleApprover(sys.stdin, sys.stderr)(request)
+    with controlling_terminal() as terminal:
+        if terminal is None:
+            return Decision(approved=False, by=NO_TERMINAL)
+        return ConsoleApprover(*terminal)(request)
 
 
 def _gate(args: argparse.Namespace) -> Gate:
     """Deny by default: the terminal is asked only with ``--approve prompt``, and then
-    on stderr, so stdout stays the one line of JSON."""
-    fallback = ConsoleApprover(sys.stdin, sys.stderr) if args.approve == "prompt" else deny_all
+    on stderr or the controlling terminal, so stdout stays the one line of JSON."""
+    fallback = ask_terminal if args.approve == "prompt" else deny_all
     approver = TrustStore(args.trust_store).approver(fallback) if args.trust_store else fallback
     log = None
     if args.audit_log:

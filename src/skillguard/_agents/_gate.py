@@ -41,8 +41,12 @@ Rules (threat-model.md T121-T126, T150; ARCHITECTURE.md rules 4 and 5):
   whole envelope (``changed_after_approval``).
 * Deny by default. No approver, an approver that says no, fails or answers anything
   but an approving ``Decision`` is ``ApprovalDeniedError`` (``not_approved``). A pin
-  is keyed by the agent file's name and ``agent:`` + its absolute path
-  (``pin_source``), so a skill's pin never approves an agent file.
+  is keyed by the agent file's repository-relative path and ``agent:`` + its absolute
+  path (``pin_key``), never by a name made from the file name: every file the resolver
+  reaches can be approved and pinned, and a skill's pin never approves an agent file.
+* The operator's flow (``trust show --agent``, ``trust add --agent``) reads through
+  this module's ``_Call`` and ``_request`` (``_review``): the digest reviewed and the
+  key pinned are the ones a gated call looks up.
 * Under ``aagent_context`` a sync approver is asked in the loader's own approver
   threads (``Loader._ask_alone``): capped, abandoned when the call stops waiting, its
   late answer audited (T112, T131).
@@ -548,15 +552,6 @@ def _check_gate(gate: object) -> Gate:
     return gate
 
 
-def _pinnable(snap: _Snapshot) -> None:
-    if not is_valid_name(snap.context.identity):
-        raise ApprovalDeniedError(
-            "not_approved",
-            f"agent file {safe_repr(snap.context.source_path)} cannot be approved: its file "
-            "name is not an agent name (1-64 characters of a-z, 0-9 and single hyphens)",
-        )
-
-
 def _decide(
     gate: Gate, call: _Call, snap: _Snapshot, request: ApprovalRequest, answer: object
 ) -> ServedAgentContext:
@@ -603,7 +598,6 @@ def _begin(gate: Gate, call: _Call) -> _Snapshot | ServedAgentContext:
             served = _serve(call.root, snap, "operator")
             _granted(gate, snap, served)
             return served
-        _pinnable(snap)
     except SkillError as exc:
         if exc.kind != "audit":
             _denied(gate, call.agent, exc)
