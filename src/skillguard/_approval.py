@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias, TypeVar
 import attrs
 
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import FileLock, operator_path, read_operator_bytes, write_atomic
+from ._fs import operator_path, read_operator_bytes
+from ._fs_write import FileLock, write_atomic
 from ._json import StrictJSONError, loads_strict
 from ._parse import is_valid_name
 from ._text import reveal, terminal_line
