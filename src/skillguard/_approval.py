@@ -1,6 +1,6 @@
 """Human approval of workspace skills, bound to the exact folder the human saw.
 
-Rules (threat-model.md T26, T30-T34):
+Rules (threat-model.md T26, T30-T34, T180, T182):
 
 * An ``ApprovalRequest`` carries the snapshot's manifest (every file's path, size and
   sha256), the one ``digest`` over it that the approval binds, every entry that was not
@@ -20,11 +20,15 @@ Rules (threat-model.md T26, T30-T34):
   pins never approve each other.
   A file with two pins for one key, a repeated JSON key, an unknown field or version, or
   anything else ambiguous is refused whole: it never approves anything.
+* A write never makes a file the reader refuses: a pin that would take the store past
+  its cap is refused (``trust_store_full``) and the store is left as it was (T180).
+  Each write first removes the temporaries that writers killed mid-write left (T182).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import inspect
 import re
@@ -38,7 +42,7 @@ import attrs
 
 from ._errors import SkillError, SkillUsageError, safe_repr
 from ._fs import operator_path, read_operator_bytes
-from ._fs_write import FileLock, write_atomic
+from ._fs_write import FileLock, sweep_temporaries, write_atomic
 from ._json import StrictJSONError, loads_strict
 from ._parse import is_valid_name
 from ._text import reveal, terminal_line
@@ -74,7 +78,10 @@ __all__ = [
 
 PREVIEW_CHARS = 2000
 TRUST_STORE_VERSION = 2
-_TRUST_STORE_MAX_BYTES = 4 * 1024 * 1024  # about 10,000 pins
+# The most a trust store file may hold, read or written. A pin takes about 290 bytes
+# and its skill name, folder and approver: some 10,000 pins with folders of 100
+# characters, 1,800 with folders of 2,000.
+_TRUST_STORE_MAX_BYTES = 4 * 1024 * 1024
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 _PIN_KEYS = frozenset({"skill", "source", "digest", "skill_sha256", "by", "when"})
 
@@ -487,7 +494,9 @@ class TrustStore:
 
     Format: ``{"version": 2, "pins": [{"skill", "source", "digest", "skill_sha256",
     "by", "when"}, ...]}``, one pin per (skill, source). Reading refuses the whole file
-    (``ApprovalError``, code ``trust_store``) on anything ambiguous.
+    (``ApprovalError``, code ``trust_store``) on anything ambiguous, and on a file over
+    its cap (4 MiB); a write that would make it larger is refused
+    (``trust_store_full``), so the store never grows into one its reader refuses.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -500,6 +509,12 @@ class TrustStore:
         except FileNotFoundError:
             return {}
         except OSError as exc:
+            if exc.errno == errno.EFBIG:
+                raise ApprovalError(
+                    "trust_store",
+                    f"the trust store is larger than its cap of {_TRUST_STORE_MAX_BYTES} "
+                    "bytes: it is not read (remove pins from it by hand)",
+                ) from exc
             raise ApprovalError("trust_store", "the trust store cannot be read") from exc
         if not raw.strip():
             return {}
@@ -530,11 +545,28 @@ class TrustStore:
         return pins
 
     def _save(self, pins: dict[tuple[str, str], Pin]) -> None:
+        """Replace the store with *pins*, under the lock. A document over the reader's
+        cap is refused before anything is written (T180); the temporaries of writers
+        killed mid-write go first (T182)."""
         ordered = sorted(pins.values(), key=lambda pin: (pin.skill, pin.source))
         document = {"version": TRUST_STORE_VERSION, "pins": [attrs.asdict(p) for p in ordered]}
         import json  # noqa: PLC0415 - only writing needs the encoder
 
-        write_atomic(self.path, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n")
+        data = json.dumps(document, indent=2, sort_keys=True).encode() + b"\n"
+        if len(data) > _TRUST_STORE_MAX_BYTES:
+            raise ApprovalError(
+                "trust_store_full",
+                f"the trust store would grow to {len(data)} bytes, past its cap of "
+                f"{_TRUST_STORE_MAX_BYTES}: nothing was written (revoke pins to make room)",
+            )
+        try:
+            sweep_temporaries(self.path)
+            write_atomic(self.path, data)
+        except OSError as exc:
+            code = errno.errorcode.get(exc.errno or 0, "EIO")
+            raise ApprovalError(
+                "trust_store", f"the trust store cannot be written ({code})"
+            ) from exc
 
     # Reads take no lock: every write replaces the file by an atomic rename, so a reader
     # sees one whole version, and a store on a read-only folder stays readable.
@@ -557,8 +589,10 @@ class TrustStore:
     def pin(self, skill: str, digest: str, by: str, *, source: str, skill_sha256: str) -> Pin:
         """Pin *digest* for *skill* from *source* (replacing that key's earlier pin).
 
-        Raises ``SkillUsageError`` (``bad_argument``, ``bad_digest``) for bad values and
-        ``ApprovalError`` (``trust_store``) when the file cannot be read or written.
+        Raises ``SkillUsageError`` (``bad_argument``, ``bad_digest``) for bad values,
+        ``ApprovalError`` (``trust_store``) when the file cannot be read or written, and
+        ``ApprovalError`` (``trust_store_full``) when the pin would take the file past
+        its cap (the store is left as it was).
         """
         _strings(skill=skill, digest=digest, by=by, source=source, skill_sha256=skill_sha256)
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,6 +1,6 @@
-"""The operator's own files, written: atomic replacement and locks.
+"""The operator's own files, written: atomic replacement, locks, a dead writer's leftovers.
 
-Rules (threat-model.md T183). The files skillguard writes (the trust store, an
+Rules (threat-model.md T182, T183). The files skillguard writes (the trust store, an
 audit report, the lock files beside the trust store and the audit log; the audit log
 itself through ``_fs.AppendFile`` and composed agent files through
 ``_fs.OutputFolder``, by the same rules) are the operator's, named by a path the
@@ -18,6 +18,17 @@ but a regular file. The folder they are in may still hold what someone else put 
   temporary ``.NAME.PID.TID.tmp`` is created ``O_EXCL|O_NOFOLLOW`` beside it, written,
   synced, renamed over the target, and then the folder is synced, so that the new name
   survives a crash as well as the new bytes.
+* A writer killed between creating its temporary and renaming it leaves the temporary
+  behind. ``sweep_temporaries`` removes the ones dead writers of one file left, and is
+  called by a writer that holds the lock every writer of that file takes (the trust
+  store's): only names of exactly that file's pattern, only regular files (a symlink
+  named like a temporary is left alone, and nothing is ever opened through it), and
+  only when no process has the pid the name carries (``kill(pid, 0)`` says ``ESRCH``).
+  A pid the kernel has given to a new process since keeps its temporary until that
+  process is gone too: a leftover costs a few bytes, while removing a live writer's
+  temporary would fail its write. The lock is the first guard (no writer that takes it
+  is between creating and renaming), the pid the second (a writer that lost its lock,
+  on a file system whose locks are local to one host).
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import stat
 import threading
 
@@ -33,6 +45,7 @@ __all__ = [
     "CREATE_NEW",
     "FileLock",
     "open_regular",
+    "sweep_temporaries",
     "temporary_name",
     "write_atomic",
 ]
@@ -42,6 +55,10 @@ _LOCK_FLAGS = os.O_RDWR | os.O_CREAT
 # A new file, never one that is there already (nor a link of that name).
 CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# A pid is at most 2**22 on Linux and below 2**31 everywhere; a thread id is an
+# unsigned long. Longer runs of digits are not a temporary skillguard wrote.
+_PID_DIGITS = 10
+_TID_DIGITS = 20
 
 
 def open_regular(path: str, flags: int, *, mode: int = 0o600, dir_fd: int | None = None) -> int:
@@ -112,6 +129,55 @@ def write_atomic(path: str, data: bytes) -> None:
         os.fsync(dir_fd)  # the rename itself, made durable
     finally:
         os.close(dir_fd)
+
+
+def _pid_gone(pid: int) -> bool:
+    """Whether no process has *pid* now. ``EPERM`` is another user's live process."""
+    if pid <= 0:
+        return False  # kill() would name a process group, never one writer
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # a live process of another user
+    return False
+
+
+def sweep_temporaries(path: str) -> int:
+    """Remove the temporaries that dead writers of *path* left beside it; how many.
+
+    Call it only while holding the lock every writer of *path* takes (the module's
+    rules say which names go and why). Raises ``OSError`` when the folder cannot be
+    listed.
+    """
+    folder, name = _split(path)
+    pattern = re.compile(
+        rf"\.{re.escape(name)}\.([0-9]{{1,{_PID_DIGITS}}})\.[0-9]{{1,{_TID_DIGITS}}}\.tmp"
+    )
+    dir_fd = os.open(folder, _FOLDER_FLAGS)
+    removed = 0
+    try:
+        with os.scandir(dir_fd) as entries:
+            candidates = [
+                entry.name
+                for entry in entries
+                if (match := pattern.fullmatch(entry.name)) and _pid_gone(int(match.group(1)))
+            ]
+        for candidate in candidates:
+            try:
+                info = os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode):
+                    continue  # a link or anything else named like a temporary stays
+                # unlink never follows a link: even an entry swapped for one since the
+                # lstat above would be the link itself, never what it points at.
+                os.unlink(candidate, dir_fd=dir_fd)
+            except FileNotFoundError:
+                continue
+            removed += 1
+    finally:
+        os.close(dir_fd)
+    return removed
 
 
 class FileLock:
