@@ -1,13 +1,17 @@
-"""The trust store at its cap, and a writer killed mid-pin.
+"""The trust store at its cap, a pin that cannot be written, and a writer killed mid-pin.
 
-Real files, real processes and real signals. Test names that start with ``test_tN_``
-stop threat ``TN`` of threat-model.md.
+Real files, real processes and real signals; the full disk is a real tmpfs of 64 KiB,
+mounted in a mount namespace of the test's own (skipped, with the reason, where the
+system allows none). Test names that start with ``test_tN_`` stop threat ``TN`` of
+threat-model.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,8 +20,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import (
+    AllowPolicy,
     ApprovalError,
+    ApprovalRequest,
+    AuditLog,
+    Decision,
+    Loader,
     TrustStore,
+    verify_records,
 )
 from skillguard._cli import main
 
@@ -26,6 +36,8 @@ if TYPE_CHECKING:
 
 CAP = 4 * 1024 * 1024  # the trust store's documented cap, in bytes
 DIGEST = "ab" * 32
+POLICY = {"agents": {"planner": {"skills": ["notes"], "workspace": "approve"}}}
+AGENT_POLICY = {"agents": {"orchestrator": {"skills": [], "tools": ["Read"]}}}
 
 
 def entry(number: int, source_chars: int, by: str = "op") -> dict[str, object]:
@@ -57,6 +69,31 @@ def fill(path: Path, free: int, source_chars: int = 4000) -> int:
     assert len(data) == CAP - free
     path.write_bytes(data)
     return count + 1
+
+
+def write_skill(root: Path) -> Path:
+    folder = root / "notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: notes\ndescription: Take notes.\n---\nNotes.\n")
+    return root
+
+
+def audit_records(path: Path) -> list[dict[str, object]]:
+    lines = path.read_bytes().splitlines()
+    assert verify_records(lines).intact
+    return [json.loads(line) for line in lines[1:]]
+
+
+class Human:
+    """Approves and asks for a pin, counting how often it was asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def __call__(self, request: ApprovalRequest) -> Decision:
+        del request
+        self.asked += 1
+        return Decision(approved=True, by="alice", scope="pin")
 
 
 # -- T180: the store at its cap ------------------------------------------------------------
@@ -136,6 +173,177 @@ def test_t180_a_store_over_the_cap_says_so(tmp_path: Path) -> None:
         TrustStore(path).pins()
     assert info.value.code == "trust_store"
     assert str(CAP) in info.value.reason
+
+
+# -- T181: a pin that cannot be written ------------------------------------------------------
+
+
+def test_t181_a_failed_pin_is_recorded_and_the_approved_skill_served_once(
+    tmp_path: Path,
+) -> None:
+    workspace = write_skill(tmp_path / "ws")
+    fill(tmp_path / "trust.json", free=10)
+    full = (tmp_path / "trust.json").read_bytes()
+    store = TrustStore(tmp_path / "trust.json")
+    human = Human()
+    log = tmp_path / "audit.jsonl"
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[workspace],
+        approver=store.approver(human),
+        audit=AuditLog(log),
+    )
+    assert loader.bind("planner").load("notes").body == "Notes.\n"  # served once
+    assert (tmp_path / "trust.json").read_bytes() == full
+    events = [
+        (r["event"], r.get("approver"), r.get("code"), r.get("scope")) for r in audit_records(log)
+    ]
+    assert events == [
+        ("approval_requested", None, None, None),
+        ("approval_granted", "alice", None, "pin"),  # the human's answer, as given
+        ("pin_failed", "alice", "trust_store_full", "pin"),
+        ("load_granted", "alice", None, None),
+    ]
+    assert "served this once" in str(audit_records(log)[-2]["reason"])
+    # Nothing was pinned: the next load asks the human again.
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY), workspace=[workspace], approver=store.approver(human)
+    )
+    assert loader.bind("planner").load("notes").body == "Notes.\n"
+    assert human.asked == 2
+
+
+def test_t181_a_failed_pin_of_an_async_answer_is_recorded_too(tmp_path: Path) -> None:
+    workspace = write_skill(tmp_path / "ws")
+    fill(tmp_path / "trust.json", free=10)
+    store = TrustStore(tmp_path / "trust.json")
+
+    async def human(request: ApprovalRequest) -> Decision:
+        del request
+        await asyncio.sleep(0)
+        return Decision(approved=True, by="async alice", scope="pin")
+
+    log = tmp_path / "audit.jsonl"
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[workspace],
+        approver=store.approver(human),
+        audit=AuditLog(log),
+    )
+    loaded = asyncio.run(loader.bind("planner").aload("notes"))
+    assert loaded.body == "Notes.\n"
+    failed = [r for r in audit_records(log) if r["event"] == "pin_failed"]
+    assert [(r["approver"], r["code"]) for r in failed] == [("async alice", "trust_store_full")]
+
+
+def test_t181_a_failed_pin_of_an_agent_file_is_recorded_and_served_once(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".claude" / "agents").mkdir(parents=True)
+    (repo / ".claude" / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews code.\n---\nA careful reviewer.\n"
+    )
+    fill(tmp_path / "trust.json", free=10)
+    log = tmp_path / "audit.jsonl"
+    loader = Loader(
+        AllowPolicy.from_mapping(AGENT_POLICY),
+        approver=TrustStore(tmp_path / "trust.json").approver(Human()),
+        audit=AuditLog(log),
+    )
+    served = loader.bind("orchestrator").agent_context("reviewer", repo=repo, harnesses=("claude",))
+    assert served.approver == "alice"
+    events = [(r["event"], r.get("approver"), r.get("code")) for r in audit_records(log)]
+    assert events[-2:] == [
+        ("pin_failed", "alice", "trust_store_full"),
+        ("agent_context_served", "alice", None),
+    ]
+
+
+def test_t181_an_approver_name_no_pin_can_hold_is_a_failed_pin_not_a_denial(
+    tmp_path: Path,
+) -> None:
+    workspace = write_skill(tmp_path / "ws")
+    store = TrustStore(tmp_path / "trust.json")
+    log = tmp_path / "audit.jsonl"
+    for by in ("", "alice\nbob"):  # a pin holds one line of visible text
+
+        def human(request: ApprovalRequest, by: str = by) -> Decision:
+            del request
+            return Decision(approved=True, by=by, scope="pin")
+
+        loader = Loader(
+            AllowPolicy.from_mapping(POLICY),
+            workspace=[workspace],
+            approver=store.approver(human),
+            audit=AuditLog(log),
+        )
+        assert loader.bind("planner").load("notes").body == "Notes.\n"
+    failed = [r for r in audit_records(log) if r["event"] == "pin_failed"]
+    assert [r["code"] for r in failed] == ["bad_argument", "bad_argument"]
+    assert store.pins() == ()
+
+
+DISK_FULL = """
+import json, os, sys
+from skillguard import AllowPolicy, AuditLog, Decision, Loader, SkillError, TrustStore
+
+store_folder, workspace, log = sys.argv[1:4]
+# Fill the file system until it takes no more bytes.
+filler = os.open(os.path.join(store_folder, "filler"), os.O_WRONLY | os.O_CREAT, 0o600)
+try:
+    while os.write(filler, b"x" * 4096):
+        pass
+except OSError:
+    pass
+os.close(filler)
+store = TrustStore(os.path.join(store_folder, "trust.json"))
+POLICY = {"agents": {"planner": {"skills": ["notes"], "workspace": "approve"}}}
+human = lambda request: Decision(approved=True, by="alice", scope="pin")
+loader = Loader(
+    AllowPolicy.from_mapping(POLICY),
+    workspace=[workspace],
+    approver=store.approver(human),
+    audit=AuditLog(log),
+)
+try:
+    body = loader.bind("planner").load("notes").body
+except SkillError as exc:
+    body = f"refused: {exc.code}"
+print(json.dumps({"body": body, "left": sorted(os.listdir(store_folder))}))
+"""
+
+
+def test_t181_a_pin_on_a_full_disk_is_recorded_as_a_failed_pin(tmp_path: Path) -> None:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) to mount a small tmpfs without touching the host")
+    workspace = write_skill(tmp_path / "ws")
+    (tmp_path / "small").mkdir()
+    script = tmp_path / "disk_full.py"
+    script.write_text(DISK_FULL)
+    log = tmp_path / "audit.jsonl"
+    command = f'mount -t tmpfs -o size=64k tmpfs "$1" && exec "{sys.executable}" "{script}" "$@"'
+    namespace = [unshare, "--mount", "--map-root-user", "--propagation", "private"]
+    arguments = [str(tmp_path / "small"), str(workspace), str(log)]
+    done = subprocess.run(
+        [*namespace, "sh", "-c", command, "sh", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0 and "mount" in done.stderr:
+        pytest.skip(f"this system does not allow a tmpfs in a mount namespace: {done.stderr}")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["body"] == "Notes.\n"  # the human approved: served this once
+    assert result["left"] == ["filler", "trust.json.lock"]  # no temporary, no store
+    records = audit_records(log)
+    granted = next(r for r in records if r["event"] == "approval_granted")
+    assert granted["approver"] == "alice"  # never "no valid answer"
+    (failed,) = [r for r in records if r["event"] == "pin_failed"]
+    assert (failed["code"], failed["approver"]) == ("trust_store", "alice")
+    assert "ENOSPC" in str(failed["reason"])
+    assert not any(r["event"] == "approval_denied" for r in records)
 
 
 # -- T182: a writer killed mid-pin -------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Human approval of workspace skills, bound to the exact folder the human saw.
 
-Rules (threat-model.md T26, T30-T34, T180, T182):
+Rules (threat-model.md T26, T30-T34, T180-T182):
 
 * An ``ApprovalRequest`` carries the snapshot's manifest (every file's path, size and
   sha256), the one ``digest`` over it that the approval binds, every entry that was not
@@ -23,6 +23,10 @@ Rules (threat-model.md T26, T30-T34, T180, T182):
 * A write never makes a file the reader refuses: a pin that would take the store past
   its cap is refused (``trust_store_full``) and the store is left as it was (T180).
   Each write first removes the temporaries that writers killed mid-write left (T182).
+* A human's ``scope="pin"`` approval whose pin cannot be written (a full disk, a full
+  store) still approves the load it answered: the ``PinningApprover`` returns it marked
+  (``pin_failure``) and the loader records the approval as given and the failed pin as
+  ``pin_failed``; nothing is pinned, so the next load asks again (T181).
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ __all__ = [
     "is_async_approver",
     "is_digest",
     "make_request",
+    "pin_failure",
     "pin_source",
     "render_file",
     "render_request",
@@ -187,6 +192,20 @@ class Decision:
     approved: bool = attrs.field(validator=_decision_field)
     by: str = attrs.field(validator=_decision_field)
     scope: Literal["once", "pin"] = attrs.field(default="once", validator=_decision_field)
+
+
+@attrs.frozen
+class _Unpinned(Decision):
+    """A human's ``scope="pin"`` approval whose pin could not be written: it approves
+    the load it answered, and ``failure`` says why nothing was pinned."""
+
+    failure: SkillError = attrs.field(kw_only=True, eq=False)
+
+
+def pin_failure(decision: object) -> SkillError | None:
+    """Why the pin a ``PinningApprover`` was asked to write for *decision* was not
+    written, or ``None`` (pinned, or not asked to pin)."""
+    return decision.failure if isinstance(decision, _Unpinned) else None
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Decision]
@@ -686,11 +705,17 @@ class PinningApprover:
         if not isinstance(decision, Decision):
             return Decision(approved=False, by="no valid answer")
         if decision.approved and decision.scope == "pin":
-            self.store.pin(
-                request.skill,
-                request.digest,
-                decision.by,
-                source=pin_source(request),
-                skill_sha256=request.sha256,
-            )
+            try:
+                self.store.pin(
+                    request.skill,
+                    request.digest,
+                    decision.by,
+                    source=pin_source(request),
+                    skill_sha256=request.sha256,
+                )
+            except SkillError as exc:
+                # The human approved: that answers this request. Only the pin failed
+                # (a full disk, a full store, a name no pin can hold), and the loader
+                # records it as such (pin_failed); the next request asks again.
+                return _Unpinned(approved=True, by=decision.by, scope="pin", failure=exc)
         return decision
