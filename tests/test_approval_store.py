@@ -30,6 +30,7 @@ from skillguard import (
     verify_records,
 )
 from skillguard._cli import main
+from tests.test_fs_write import file_size_limit
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -280,6 +281,39 @@ def test_t181_an_approver_name_no_pin_can_hold_is_a_failed_pin_not_a_denial(
     failed = [r for r in audit_records(log) if r["event"] == "pin_failed"]
     assert [r["code"] for r in failed] == ["bad_argument", "bad_argument"]
     assert store.pins() == ()
+
+
+def test_t181_a_pin_the_file_system_refuses_is_a_failed_pin(tmp_path: Path) -> None:
+    # The same failure as a full disk, where no tmpfs can be mounted: a real file-size
+    # limit on this process makes the store's write fail (EFBIG), a store of 44 KB
+    # against a limit of 16 KB, which the audit log stays under.
+    workspace = write_skill(tmp_path / "ws")
+    held = document([entry(number, 4000) for number in range(10)])
+    (tmp_path / "trust.json").write_bytes(held)
+    store = TrustStore(tmp_path / "trust.json")
+    log = tmp_path / "audit.jsonl"
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[workspace],
+        approver=store.approver(Human()),
+        audit=AuditLog(log),
+    )
+    handle = loader.bind("planner")
+    prepared = handle.prepare("notes")
+    with file_size_limit(16 * 1024):
+        loaded = handle.load(prepared)
+    assert loaded.body == "Notes.\n"
+    (failed,) = [r for r in audit_records(log) if r["event"] == "pin_failed"]
+    assert (failed["code"], failed["approver"]) == ("trust_store", "alice")
+    assert "EFBIG" in str(failed["reason"])
+    assert (tmp_path / "trust.json").read_bytes() == held
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "audit.jsonl",
+        "audit.jsonl.lock",
+        "trust.json",
+        "trust.json.lock",
+        "ws",
+    ]
 
 
 DISK_FULL = """

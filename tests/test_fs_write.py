@@ -6,18 +6,24 @@ stop threat ``TN`` of threat-model.md.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import resource
+import signal
 import stat
+import subprocess
+import sys
 import threading
 from typing import TYPE_CHECKING
 
 import pytest
 
 from skillguard import ApprovalError, AuditError, AuditLog, TrustStore
-from skillguard._fs import write_atomic
+from skillguard._fs import FileLock, write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 DIGEST = "ab" * 32
@@ -105,3 +111,76 @@ def test_t183_a_link_planted_at_the_temporary_name_is_never_followed(tmp_path: P
     assert not created.exists()
     assert temporary.is_symlink()
     assert not (tmp_path / "out.html").exists()
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """A real RLIMIT_FSIZE on this process: a write past *limit* bytes fails (EFBIG)
+    instead of the process being killed by SIGXFSZ."""
+    before = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, before)
+
+
+def test_a_write_that_fails_leaves_the_target_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    target.write_bytes(b"old")
+    with file_size_limit(4096), pytest.raises(OSError) as info:
+        write_atomic(str(target), b"x" * 10_000)
+    assert info.value.errno == errno.EFBIG
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+    assert target.read_bytes() == b"old"
+
+
+def test_a_path_that_names_no_file_is_refused() -> None:
+    with pytest.raises(OSError) as info:
+        write_atomic("/", b"")
+    assert info.value.errno == errno.EINVAL
+
+
+LOCK_HOLDER = """
+import sys
+from skillguard._fs import FileLock
+
+with FileLock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_lock_wait_interrupted_by_a_signal_leaks_nothing(tmp_path: Path) -> None:
+    # Another process holds the lock; a signal ends this one's wait with an exception.
+    path = str(tmp_path / "trust.json")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert holder.stdout is not None
+    assert holder.stdin is not None
+    assert holder.stdout.readline() == b"held\n"
+    lock = FileLock(path)
+    descriptors = len(os.listdir("/proc/self/fd"))
+
+    def interrupt(signum: int, frame: object) -> None:
+        del signum, frame
+        raise InterruptedError
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(InterruptedError), lock:
+            pytest.fail("the lock was taken while another process held it")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert len(os.listdir("/proc/self/fd")) == descriptors  # the lock file was closed
+    holder.stdin.write(b"\n")
+    holder.stdin.close()
+    assert holder.wait(timeout=60) == 0
+    holder.stdout.close()
+    with lock:  # the thread lock was released too: the lock is taken at once now
+        pass
