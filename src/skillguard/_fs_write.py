@@ -158,11 +158,15 @@ def sweep_temporaries(path: str) -> int:
     dir_fd = os.open(folder, _FOLDER_FLAGS)
     removed = 0
     try:
+        prefix = f".{name}."
         with os.scandir(dir_fd) as entries:
+            # The prefix first: a folder of many other files costs one string test each.
             candidates = [
                 entry.name
                 for entry in entries
-                if (match := pattern.fullmatch(entry.name)) and _pid_gone(int(match.group(1)))
+                if entry.name.startswith(prefix)
+                and (match := pattern.fullmatch(entry.name))
+                and _pid_gone(int(match.group(1)))
             ]
         for candidate in candidates:
             try:
