@@ -1,6 +1,6 @@
 """Human approval of workspace skills, bound to the exact folder the human saw.
 
-Rules (threat-model.md T26, T30-T34):
+Rules (threat-model.md T26, T30-T34, T180-T182):
 
 * An ``ApprovalRequest`` carries the snapshot's manifest (every file's path, size and
   sha256), the one ``digest`` over it that the approval binds, every entry that was not
@@ -21,11 +21,19 @@ Rules (threat-model.md T26, T30-T34):
   is pinnable whatever its file name.
   A file with two pins for one key, a repeated JSON key, an unknown field or version, or
   anything else ambiguous is refused whole: it never approves anything.
+* A write never makes a file the reader refuses: a pin that would take the store past
+  its cap is refused (``trust_store_full``) and the store is left as it was (T180).
+  Each write first removes the temporaries that writers killed mid-write left (T182).
+* A human's ``scope="pin"`` approval whose pin cannot be written (a full disk, a full
+  store) still approves the load it answered: the ``PinningApprover`` returns it marked
+  (``pin_failure``) and the loader records the approval as given and the failed pin as
+  ``pin_failed``; nothing is pinned, so the next load asks again (T181).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import inspect
 import re
@@ -38,7 +46,8 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias, TypeVar
 import attrs
 
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import FileLock, operator_path, read_operator_bytes, split_name, write_atomic
+from ._fs import operator_path, read_operator_bytes, split_name
+from ._fs_write import FileLock, sweep_temporaries, write_atomic
 from ._json import StrictJSONError, loads_strict
 from ._parse import is_valid_name
 from ._text import reveal, terminal_line
@@ -66,6 +75,7 @@ __all__ = [
     "is_async_approver",
     "is_digest",
     "make_request",
+    "pin_failure",
     "pin_key",
     "render_file",
     "render_request",
@@ -74,7 +84,10 @@ __all__ = [
 
 PREVIEW_CHARS = 2000
 TRUST_STORE_VERSION = 2
-_TRUST_STORE_MAX_BYTES = 4 * 1024 * 1024  # about 10,000 pins
+# The most a trust store file may hold, read or written. A pin takes about 290 bytes
+# and its skill name, folder and approver: some 10,000 pins with folders of 100
+# characters, 1,800 with folders of 2,000.
+_TRUST_STORE_MAX_BYTES = 4 * 1024 * 1024
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 _PIN_KEYS = frozenset({"skill", "source", "digest", "skill_sha256", "by", "when"})
 
@@ -188,6 +201,20 @@ class Decision:
     approved: bool = attrs.field(validator=_decision_field)
     by: str = attrs.field(validator=_decision_field)
     scope: Literal["once", "pin"] = attrs.field(default="once", validator=_decision_field)
+
+
+@attrs.frozen
+class _Unpinned(Decision):
+    """A human's ``scope="pin"`` approval whose pin could not be written: it approves
+    the load it answered, and ``failure`` says why nothing was pinned."""
+
+    failure: SkillError = attrs.field(kw_only=True, eq=False)
+
+
+def pin_failure(decision: object) -> SkillError | None:
+    """Why the pin a ``PinningApprover`` was asked to write for *decision* was not
+    written, or ``None`` (pinned, or not asked to pin)."""
+    return decision.failure if isinstance(decision, _Unpinned) else None
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Decision]
@@ -519,7 +546,9 @@ class TrustStore:
 
     Format: ``{"version": 2, "pins": [{"skill", "source", "digest", "skill_sha256",
     "by", "when"}, ...]}``, one pin per (skill, source). Reading refuses the whole file
-    (``ApprovalError``, code ``trust_store``) on anything ambiguous.
+    (``ApprovalError``, code ``trust_store``) on anything ambiguous, and on a file over
+    its cap (4 MiB); a write that would make it larger is refused
+    (``trust_store_full``), so the store never grows into one its reader refuses.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -532,6 +561,12 @@ class TrustStore:
         except FileNotFoundError:
             return {}
         except OSError as exc:
+            if exc.errno == errno.EFBIG:
+                raise ApprovalError(
+                    "trust_store",
+                    f"the trust store is larger than its cap of {_TRUST_STORE_MAX_BYTES} "
+                    "bytes: it is not read (remove pins from it by hand)",
+                ) from exc
             raise ApprovalError("trust_store", "the trust store cannot be read") from exc
         if not raw.strip():
             return {}
@@ -562,11 +597,28 @@ class TrustStore:
         return pins
 
     def _save(self, pins: dict[tuple[str, str], Pin]) -> None:
+        """Replace the store with *pins*, under the lock. A document over the reader's
+        cap is refused before anything is written (T180); the temporaries of writers
+        killed mid-write go first (T182)."""
         ordered = sorted(pins.values(), key=lambda pin: (pin.skill, pin.source))
         document = {"version": TRUST_STORE_VERSION, "pins": [attrs.asdict(p) for p in ordered]}
         import json  # noqa: PLC0415 - only writing needs the encoder
 
-        write_atomic(self.path, json.dumps(document, indent=2, sort_keys=True).encode() + b"\n")
+        data = json.dumps(document, indent=2, sort_keys=True).encode() + b"\n"
+        if len(data) > _TRUST_STORE_MAX_BYTES:
+            raise ApprovalError(
+                "trust_store_full",
+                f"the trust store would grow to {len(data)} bytes, past its cap of "
+                f"{_TRUST_STORE_MAX_BYTES}: nothing was written (revoke pins to make room)",
+            )
+        try:
+            sweep_temporaries(self.path)
+            write_atomic(self.path, data)
+        except OSError as exc:
+            code = errno.errorcode.get(exc.errno or 0, "EIO")
+            raise ApprovalError(
+                "trust_store", f"the trust store cannot be written ({code})"
+            ) from exc
 
     # Reads take no lock: every write replaces the file by an atomic rename, so a reader
     # sees one whole version, and a store on a read-only folder stays readable.
@@ -589,8 +641,10 @@ class TrustStore:
     def pin(self, skill: str, digest: str, by: str, *, source: str, skill_sha256: str) -> Pin:
         """Pin *digest* for *skill* from *source* (replacing that key's earlier pin).
 
-        Raises ``SkillUsageError`` (``bad_argument``, ``bad_digest``) for bad values and
-        ``ApprovalError`` (``trust_store``) when the file cannot be read or written.
+        Raises ``SkillUsageError`` (``bad_argument``, ``bad_digest``) for bad values,
+        ``ApprovalError`` (``trust_store``) when the file cannot be read or written, and
+        ``ApprovalError`` (``trust_store_full``) when the pin would take the file past
+        its cap (the store is left as it was).
         """
         _strings(skill=skill, digest=digest, by=by, source=source, skill_sha256=skill_sha256)
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -686,7 +740,13 @@ class PinningApprover:
             return Decision(approved=False, by="no valid answer")
         if decision.approved and decision.scope == "pin":
             name, source = pin_key(request)
-            self.store.pin(
-                name, request.digest, decision.by, source=source, skill_sha256=request.sha256
-            )
+            try:
+                self.store.pin(
+                    name, request.digest, decision.by, source=source, skill_sha256=request.sha256
+                )
+            except SkillError as exc:
+                # The human approved: that answers this request. Only the pin failed
+                # (a full disk, a full store, a name no pin can hold), and the loader
+                # records it as such (pin_failed); the next request asks again.
+                return _Unpinned(approved=True, by=decision.by, scope="pin", failure=exc)
         return decision

@@ -1,4 +1,6 @@
-"""SafeRoot: the one place where skillguard touches the file system.
+"""SafeRoot: the one place where skillguard reads the file system.
+
+Writing the operator's own files (atomic replacement, locks) is ``_fs_write``'s.
 
 Rules (threat-model.md T10-T12, T15-T20). A ``SafeRoot`` is opened once on a path
 the caller trusts and holds that directory's descriptor; every access below it is
@@ -28,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import fcntl
 import heapq
 import os
 import re
@@ -47,6 +48,7 @@ from ._errors import (
     SkillUsageError,
     safe_repr,
 )
+from ._fs_write import CREATE_NEW, FileLock, open_regular, write_atomic
 from ._text import find_hidden, reveal
 
 if TYPE_CHECKING:
@@ -846,7 +848,9 @@ def open_trusted_target(
 
 # -- the operator's own files (audit log, trust store) --------------------------------
 # These paths are configuration the operator names, not workspace content: they are
-# resolved by the OS. Writes never follow a symlink at the final component.
+# resolved by the OS. Writes never follow a symlink at the final component; the atomic
+# writes and the locks live in ``_fs_write`` (re-exported here for the modules that
+# import them from this one).
 
 
 def read_trusted_file(path: str) -> str:
@@ -866,66 +870,6 @@ def read_trusted_bytes(path: str) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace *path* with *data* atomically: a new file beside it, synced, renamed.
-
-    Only a regular file (or nothing) is ever replaced: a FIFO, socket, device or folder
-    at *path* raises ``OSError`` (``EINVAL``) before anything is written, so a
-    mistyped output path can never turn ``/dev/null`` into a file. The temporary file
-    is removed whatever fails.
-    """
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        pass
-    else:
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-    folder, name = os.path.split(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        os.replace(temporary, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        os.unlink(temporary)
-        raise
-
-
-class FileLock:
-    """An exclusive ``flock`` on ``path + '.lock'``, across threads and processes."""
-
-    def __init__(self, path: str) -> None:
-        self.path = f"{path}.lock"
-        self._fd: int | None = None
-        self._thread_lock = threading.Lock()
-
-    def __enter__(self) -> FileLock:  # noqa: PYI034 - typing.Self needs Python 3.11
-        self._thread_lock.acquire()
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            self._thread_lock.release()
-            raise
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-        self._thread_lock.release()
 
 
 # -- the audit log: one appender, one streaming reader (the operator's own files) ------
@@ -1118,7 +1062,6 @@ class AppendFile:
 # is not a plain regular file is refused rather than replaced.
 
 _OUTPUT_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class OutputFolder:
@@ -1222,7 +1165,7 @@ class OutputFolder:
         self._existing(name)
         temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            fd = os.open(temporary, _TEMP_FLAGS, 0o644, dir_fd=self._fd)
+            fd = open_regular(temporary, CREATE_NEW, mode=0o644, dir_fd=self._fd)
         except OSError as exc:
             raise _classify(exc, "the generated file") from exc
         try:

@@ -58,6 +58,7 @@ from ._approval import (
     ApprovalRequiredError,
     Decision,
     make_request,
+    pin_failure,
     request_cost,
 )
 from ._audit import audit_summary
@@ -935,6 +936,19 @@ class AgentSkills:
             scope=decision.scope,
             reason=note,
         )
+        failure = pin_failure(decision)
+        if failure is not None:
+            # The human approved and asked for a pin that could not be written: the
+            # approval serves this load, and the record says the pin failed (T181).
+            self._record(
+                "pin_failed",
+                request,
+                decision="none",
+                code=failure.code,
+                approver=decision.by,
+                scope="pin",
+                reason=f"not pinned, served this once: {failure.reason}",
+            )
         served = issued.served
         skill = served.snapshot.skill
         # Written before the skill is handed over: no record, no load (AuditError).

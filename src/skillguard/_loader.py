@@ -46,6 +46,7 @@ from ._approval import (
     TrustStore,
     deny_all,
     is_async_approver,
+    pin_failure,
     pin_key,
 )
 from ._audit import AuditError, AuditLog, Auditor
@@ -768,6 +769,8 @@ class Loader:
             close()  # an awaitable answer nobody will await
         decision = result if isinstance(result, Decision) else None
         approved = decision is not None and decision.approved is True
+        failure = pin_failure(decision)
+        unpinned = f"; the pin was not written: {failure.reason}" if failure is not None else ""
         # Nothing is served from a late answer, so no load hangs on this record; if the
         # audit sink fails, it denies the next load that needs it.
         with contextlib.suppress(AuditError):
@@ -779,7 +782,7 @@ class Loader:
                 approver=decision.by if decision is not None else "no valid answer",
                 scope=decision.scope if decision is not None and approved else None,
                 reason=f"the approver {'approved' if approved else 'did not approve'} after "
-                "every load waiting for it had ended: the answer was discarded",
+                f"every load waiting for it had ended: the answer was discarded{unpinned}",
             )
 
     # What was approved, and what was shown -----------------------------------------

@@ -76,6 +76,7 @@ from skillguard._approval import (
     ApprovalRequiredError,
     Decision,
     is_async_approver,
+    pin_failure,
 )
 from skillguard._errors import (
     MalformedSkillError,
@@ -585,6 +586,21 @@ def _decide(
             digest=request.digest,
         )
         raise
+    failure = pin_failure(decision)
+    if failure is not None:  # approved, but the pin asked for was not written (T181)
+        gate.auditor.emit(
+            "pin_failed",
+            agent=gate.requester,
+            skill=snap.context.identity,
+            source="workspace",
+            decision="none",
+            code=failure.code,
+            reason=f"not pinned, served this once: {failure.reason}",
+            approver=decision.by,
+            scope="pin",
+            request_id=request.request_id,
+            digest=request.digest,
+        )
     _granted(gate, snap, served, scope=decision.scope, request_id=request.request_id)
     return served
 

@@ -1,0 +1,219 @@
+"""The operator's own files, written: atomic replacement, locks, a dead writer's leftovers.
+
+Rules (threat-model.md T182, T183). The files skillguard writes (the trust store, an
+audit report, the lock files beside the trust store and the audit log; the audit log
+itself through ``_fs.AppendFile`` and composed agent files through
+``_fs.OutputFolder``, by the same rules) are the operator's, named by a path the
+operator gave: the folders on the way are resolved by the OS, as for every operator
+path, but the last component is never followed, and nothing is written into anything
+but a regular file. The folder they are in may still hold what someone else put there
+(a repository can commit a symlink where a lock file will go), so:
+
+* Every file is opened with ``O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|O_CLOEXEC`` and must be a
+  regular file on ``fstat`` of that descriptor (``OSError`` otherwise): a planted
+  ``audit.jsonl.lock -> target`` link is refused with ``ELOOP`` and ``target`` is
+  never created, a FIFO never blocks, a device is never written.
+* ``write_atomic`` holds the folder's descriptor and works beneath it: the target must
+  be nothing, a regular file, or a symlink (which is replaced, never followed); the
+  temporary ``.NAME.PID.TID.tmp`` is created ``O_EXCL|O_NOFOLLOW`` beside it, written,
+  synced, renamed over the target, and then the folder is synced, so that the new name
+  survives a crash as well as the new bytes.
+* A writer killed between creating its temporary and renaming it leaves the temporary
+  behind. ``sweep_temporaries`` removes the ones dead writers of one file left, and is
+  called by a writer that holds the lock every writer of that file takes (the trust
+  store's): only names of exactly that file's pattern, only regular files (a symlink
+  named like a temporary is left alone, and nothing is ever opened through it), and
+  only when no process has the pid the name carries (``kill(pid, 0)`` says ``ESRCH``).
+  A pid the kernel has given to a new process since keeps its temporary until that
+  process is gone too: a leftover costs a few bytes, while removing a live writer's
+  temporary would fail its write. The lock is the first guard (no writer that takes it
+  is between creating and renaming), the pid the second (a writer that lost its lock,
+  on a file system whose locks are local to one host).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import stat
+import threading
+
+__all__ = [
+    "CREATE_NEW",
+    "FileLock",
+    "open_regular",
+    "sweep_temporaries",
+    "temporary_name",
+    "write_atomic",
+]
+
+_NO_FOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT
+# A new file, never one that is there already (nor a link of that name).
+CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# A pid is at most 2**22 on Linux and below 2**31 everywhere; a thread id is an
+# unsigned long. Longer runs of digits are not a temporary skillguard wrote.
+_PID_DIGITS = 10
+_TID_DIGITS = 20
+
+
+def open_regular(path: str, flags: int, *, mode: int = 0o600, dir_fd: int | None = None) -> int:
+    """A descriptor of *path* opened with *flags* and ``O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|
+    O_CLOEXEC`` (a file it creates gets *mode*), refused with ``OSError`` (``EINVAL``)
+    unless ``fstat`` shows a regular file."""
+    fd = os.open(path, flags | _NO_FOLLOW, mode, dir_fd=dir_fd)
+    try:
+        _require_regular(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _require_regular(fd: int, path: str) -> None:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+
+
+def temporary_name(name: str) -> str:
+    """The temporary this thread writes beside the file *name* before renaming it."""
+    return f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+
+
+def _split(path: str) -> tuple[str, str]:
+    folder, name = os.path.split(os.path.abspath(path))
+    if not name:  # "/" itself
+        raise OSError(errno.EINVAL, "not a file name", path)
+    return folder, name
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace *path* with *data* atomically (the module's rules): a new file beside it,
+    synced, renamed, and the folder synced.
+
+    Only a regular file, a symlink (replaced, not followed) or nothing is ever replaced:
+    a FIFO, socket, device or folder at *path* raises ``OSError`` (``EINVAL``) before
+    anything is written, so a mistyped output path can never turn ``/dev/null`` into a
+    file. The temporary file is removed whatever fails. Raises ``OSError``.
+    """
+    folder, name = _split(path)
+    dir_fd = os.open(folder, _FOLDER_FLAGS)
+    try:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                raise OSError(errno.EINVAL, "not a regular file", path)
+        temporary = temporary_name(name)
+        fd = open_regular(temporary, CREATE_NEW, dir_fd=dir_fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=dir_fd)
+            raise
+        os.fsync(dir_fd)  # the rename itself, made durable
+    finally:
+        os.close(dir_fd)
+
+
+def _pid_gone(pid: int) -> bool:
+    """Whether no process has *pid* now. ``EPERM`` is another user's live process."""
+    if pid <= 0:
+        return False  # kill() would name a process group, never one writer
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # a live process of another user
+    return False
+
+
+def sweep_temporaries(path: str) -> int:
+    """Remove the temporaries that dead writers of *path* left beside it; how many.
+
+    Call it only while holding the lock every writer of *path* takes (the module's
+    rules say which names go and why). Raises ``OSError`` when the folder cannot be
+    listed.
+    """
+    folder, name = _split(path)
+    pattern = re.compile(
+        rf"\.{re.escape(name)}\.([0-9]{{1,{_PID_DIGITS}}})\.[0-9]{{1,{_TID_DIGITS}}}\.tmp"
+    )
+    dir_fd = os.open(folder, _FOLDER_FLAGS)
+    removed = 0
+    try:
+        prefix = f".{name}."
+        with os.scandir(dir_fd) as entries:
+            # The prefix first: a folder of many other files costs one string test each.
+            candidates = [
+                entry.name
+                for entry in entries
+                if entry.name.startswith(prefix)
+                and (match := pattern.fullmatch(entry.name))
+                and _pid_gone(int(match.group(1)))
+            ]
+        for candidate in candidates:
+            try:
+                info = os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode):
+                    continue  # a link or anything else named like a temporary stays
+                # unlink never follows a link: even an entry swapped for one since the
+                # lstat above would be the link itself, never what it points at.
+                os.unlink(candidate, dir_fd=dir_fd)
+            except FileNotFoundError:
+                continue
+            removed += 1
+    finally:
+        os.close(dir_fd)
+    return removed
+
+
+class FileLock:
+    """An exclusive ``flock`` on ``path + '.lock'``, across threads and processes.
+
+    The lock file is opened like every file skillguard writes (the module's rules): a
+    symlink, FIFO or device there raises ``OSError`` and nothing is created through it.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = f"{path}.lock"
+        self._fd: int | None = None
+        self._thread_lock = threading.Lock()
+
+    def __enter__(self) -> FileLock:  # noqa: PYI034 - typing.Self needs Python 3.11
+        self._thread_lock.acquire()
+        try:
+            fd = open_regular(self.path, _LOCK_FLAGS)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(fd)
+                raise
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        self._thread_lock.release()
