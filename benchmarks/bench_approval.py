@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 import skillguard
-from skillguard._approval import Approver, AsyncApprover, make_request, request_cost
-from skillguard._discover import source_folder
-from skillguard._snapshot import take_snapshot
+from skillguard._skills.approval import Approver, AsyncApprover, make_request, request_cost
+from skillguard._skills.discover import source_folder
+from skillguard._skills.snapshot import take_snapshot
 
 
 def generated(root: Path, count: int = 200) -> Path:

@@ -39,14 +39,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import skillguard
-from skillguard._audit import (
+from skillguard._audit.log import (
     MAX_RECORD_BYTES,
     canonical,
     summarize_log,
     summarize_records,
     verify_records,
 )
-from skillguard._fs import FileLock, stream_lines
+from skillguard._fs.containment import FileLock, stream_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -24,8 +24,8 @@ import time
 from typing import TYPE_CHECKING
 
 from skillguard import Limits, MalformedSkillError, PolicyError
-from skillguard._parse import parse_skill_with
-from skillguard._policy import POLICY_LIMITS, parse_policy_with
+from skillguard._skills.parse import parse_skill_with
+from skillguard._skills.policy import POLICY_LIMITS, parse_policy_with
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillguard._select import SelectionIndex
+from skillguard._skills.select import SelectionIndex
 
 HERE = Path(__file__).resolve().parent
 LABELLED = HERE / "data" / "select_labelled.json"

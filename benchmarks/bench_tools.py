@@ -20,7 +20,7 @@ all of them with duplicate files (same SHA-256) counted once, it prints:
 * ``bad flags``: ``disable-model-invocation`` / ``user-invocable`` values that are not
   a YAML 1.2 core boolean, now refused as ``wrong_type``.
 
-Then, over every rule of every unique file, how :func:`skillguard._tools.covers` reads
+Then, over every rule of every unique file, how :func:`skillguard._core.tool_rules.covers` reads
 its shape: a whole tool, an exact specifier, a Bash prefix with or without a word
 boundary, a sealed specifier (a shell operator, or a wildcard shape it does not
 interpret) or no rule shape at all; the last two cover only themselves.
@@ -38,10 +38,10 @@ from collections import Counter
 from pathlib import Path
 
 from skillguard import MalformedSkillError
-from skillguard._limits import DEFAULT_LIMITS
-from skillguard._parse import _BOOLEANS, _split_fences
-from skillguard._tools import _parse, check_rule, split_tools
-from skillguard._yaml import decode_utf8, load_document
+from skillguard._core.limits import DEFAULT_LIMITS
+from skillguard._core.strict_yaml import decode_utf8, load_document
+from skillguard._core.tool_rules import _parse, check_rule, split_tools
+from skillguard._skills.parse import _BOOLEANS, _split_fences
 
 CLAUDE_CODE_KEYS = (
     "disable-model-invocation",

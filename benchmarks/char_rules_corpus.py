@@ -34,9 +34,9 @@ _CODE_POINT = re.compile(r"U\+([0-9A-F]{4,6})")
 def _body_checker() -> Callable[[str], str | None]:
     """The rule for "this body hides something", from whichever skillguard is loaded."""
     try:
-        from skillguard._text import find_hidden
+        from skillguard._core.text import find_hidden
     except ImportError:
-        from skillguard._parse import _FORBIDDEN_RE  # type: ignore[attr-defined]
+        from skillguard._skills.parse import _FORBIDDEN_RE  # type: ignore[attr-defined]
 
         def old(body: str) -> str | None:
             found = _FORBIDDEN_RE.search(body)

@@ -22,7 +22,7 @@ import sys
 
 import skillguard
 from skillguard import Limits, MalformedSkillError
-from skillguard._parse import check_skill
+from skillguard._skills.parse import check_skill
 
 SMALL = Limits(
     max_skill_bytes=4096,

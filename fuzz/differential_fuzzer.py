@@ -19,9 +19,9 @@ import sys
 from collections.abc import Mapping
 
 from skillguard import MalformedSkillError, Skill
-from skillguard._parse import parse_skill_with
-from skillguard._policy import POLICY_LIMITS, AgentGrant, PolicyError, parse_policy_with
-from skillguard._yaml import has_c_parser, load_document
+from skillguard._core.strict_yaml import has_c_parser, load_document
+from skillguard._skills.parse import parse_skill_with
+from skillguard._skills.policy import POLICY_LIMITS, AgentGrant, PolicyError, parse_policy_with
 
 
 def _outcome(raw: bytes, backend: str, profile: str) -> Skill | str:

@@ -20,8 +20,8 @@ import math
 import sys
 
 from skillguard import MalformedSkillError, parse_token_map
-from skillguard._agents._compose import parse_frontmatter
-from skillguard._json import StrictJSONError, loads_strict
+from skillguard._agents.compose import parse_frontmatter
+from skillguard._core.strict_json import StrictJSONError, loads_strict
 
 CODES = frozenset(
     {

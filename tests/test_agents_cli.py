@@ -24,12 +24,12 @@ from skillguard import (
     SkillNotFoundError,
     SkillUsageError,
     TrustStore,
-    _cli,
     agent_error_code,
 )
 from skillguard._agents import AgentNotFoundError
-from skillguard._agents._command import run_agent_context
-from skillguard._cli import main
+from skillguard._cli import main as _cli
+from skillguard._cli.agent_context import run_agent_context
+from skillguard._cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "agents"
@@ -146,7 +146,7 @@ def test_t76_hidden_text_is_escaped_in_the_cli_envelope(
 def test_a_bug_is_an_envelope_not_a_traceback(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillguard._agents import _command
+    from skillguard._cli import agent_context as _command
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError

@@ -25,10 +25,10 @@ from skillguard import (
     parse_agent,
     parse_token_map,
 )
-from skillguard._agents._compose import parse_frontmatter
-from skillguard._cli import main
-from skillguard._fs import OutputFolder
-from skillguard._text import find_hidden
+from skillguard._agents.compose import parse_frontmatter
+from skillguard._cli.main import main
+from skillguard._core.text import find_hidden
+from skillguard._fs.containment import OutputFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "agents"

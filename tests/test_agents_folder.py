@@ -263,7 +263,7 @@ def test_t138_a_pin_covers_the_token_map(tmp_path: Path) -> None:
 def test_t138_the_cli_serves_a_pinned_composed_agent_with_harness_pi(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from skillguard._cli import main
+    from skillguard._cli.main import main
 
     repo = make_repo(tmp_path / "repo")
     args = ["agent", "context", "--agent", "ralph", "--repo", str(repo), "--harness", "pi"]

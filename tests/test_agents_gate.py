@@ -27,7 +27,7 @@ from skillguard import (
     TrustStore,
     verify_records,
 )
-from skillguard._approval import pin_key, render_request
+from skillguard._skills.approval import pin_key, render_request
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -583,7 +583,7 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
-    from skillguard._cli import main
+    from skillguard._cli.main import main
 
     code = main(["agent", "context", *args])
     out, err = capsys.readouterr()

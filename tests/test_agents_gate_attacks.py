@@ -36,8 +36,8 @@ from skillguard import (
     deny_all,
     verify_records,
 )
-from skillguard._approval import pin_key, render_request
-from skillguard._cli import main
+from skillguard._cli.main import main
+from skillguard._skills.approval import pin_key, render_request
 
 if TYPE_CHECKING:
     from pathlib import Path

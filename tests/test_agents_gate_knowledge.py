@@ -27,7 +27,7 @@ from skillguard import (
     ServedAgentContext,
     SkillContainmentError,
 )
-from skillguard._approval import render_request
+from skillguard._skills.approval import render_request
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "agents"
 POLICY = {"agents": {"orchestrator": {"skills": [], "tools": ["Read"]}}}

@@ -19,7 +19,7 @@ from skillguard import (
     agent_tools,
     parse_agent,
 )
-from skillguard._agents._envelope import agent_envelope, dumps
+from skillguard._agents.envelope import agent_envelope, dumps
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agents"
 

@@ -26,7 +26,7 @@ from skillguard import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from skillguard._fs import Resolver
+    from skillguard._fs.containment import Resolver
 
 RESOLVERS = [
     pytest.param("openat2", marks=pytest.mark.skipif(not openat2_available(), reason="no openat2")),

@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 
 from skillguard import ApprovalError, SkillContainmentError, SkillUsageError, TrustStore
-from skillguard._agents._command import NO_TERMINAL
-from skillguard._agents._gate import Gate, _Call
-from skillguard._agents._review import _read_back
-from skillguard._approval import Pin, deny_all
-from skillguard._audit import Auditor
-from skillguard._cli import main
-from skillguard._limits import DEFAULT_LIMITS
+from skillguard._agents.gate import Gate, _Call
+from skillguard._agents.review import _read_back
+from skillguard._audit.log import Auditor
+from skillguard._cli.agent_context import NO_TERMINAL
+from skillguard._cli.main import main
+from skillguard._core.limits import DEFAULT_LIMITS
+from skillguard._skills.approval import Pin, deny_all
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPERT = ROOT / "tests" / "fixtures" / "agents" / "copilot" / "CSharpExpert.agent.md"
@@ -354,7 +354,7 @@ CHILD = (
     "fd = os.open(sys.argv[1], os.O_RDWR)\n"
     "fcntl.ioctl(fd, termios.TIOCSCTTY, 0)\n"
     "os.close(fd)\n"
-    "from skillguard._cli import main\n"
+    "from skillguard._cli.main import main\n"
     "sys.exit(main(sys.argv[2:]))\n"
 )
 

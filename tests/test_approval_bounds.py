@@ -29,8 +29,8 @@ from skillguard import (
     TrustStore,
     UnknownSkillError,
 )
-from skillguard._approval import render_request
-from skillguard._snapshot import SKIPPED_KEPT
+from skillguard._skills.approval import render_request
+from skillguard._skills.snapshot import SKIPPED_KEPT
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable

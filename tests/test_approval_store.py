@@ -29,7 +29,7 @@ from skillguard import (
     TrustStore,
     verify_records,
 )
-from skillguard._cli import main
+from skillguard._cli.main import main
 from tests.test_fs_write import file_size_limit
 
 if TYPE_CHECKING:

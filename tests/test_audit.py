@@ -37,7 +37,7 @@ from skillguard import (
     deny_all,
     verify_records,
 )
-from skillguard._audit import (
+from skillguard._audit.log import (
     MAX_LISTED_DENIALS,
     _without_hash,
     canonical,
@@ -45,8 +45,8 @@ from skillguard._audit import (
     summarize_log,
     summarize_records,
 )
-from skillguard._fs import read_operator_bytes, stream_lines
-from skillguard._json import _depth
+from skillguard._core.strict_json import _depth
+from skillguard._fs.containment import read_operator_bytes, stream_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -17,10 +17,10 @@ from skillguard import (
     Verification,
     verify_logs,
 )
-from skillguard._audit import _GENESIS, MAX_LISTED_DENIALS, _digest, canonical
-from skillguard._auditset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, summarize_logs
-from skillguard._cli import main
-from skillguard._errors import SkillUsageError
+from skillguard._audit.log import _GENESIS, MAX_LISTED_DENIALS, _digest, canonical
+from skillguard._audit.logset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, summarize_logs
+from skillguard._cli.main import main
+from skillguard._core.errors import SkillUsageError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from skillguard._ci import RULE_TEXT, SarifWriter, github_escape
-from skillguard._cli import main
+from skillguard._cli.ci import RULE_TEXT, SarifWriter, github_escape
+from skillguard._cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "skills"

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from skillguard import _cli
-from skillguard._cli import main
-from skillguard._scan import iter_scan
+from skillguard._cli import main as _cli
+from skillguard._cli.main import main
+from skillguard._cli.scan import iter_scan
 from skillguard.testing import Workspace, hostile_workspaces, write_workspace
 
 if TYPE_CHECKING:
@@ -420,7 +420,7 @@ def test_t14_closed_stdout_and_stderr_are_not_a_traceback(tmp_path: Path) -> Non
     script = (
         "import os, sys; os.close(1); os.close(2); "
         "sys.stdout = sys.stderr = None; "
-        "from skillguard._cli import main; sys.exit(main(sys.argv[1:]))"
+        "from skillguard._cli.main import main; sys.exit(main(sys.argv[1:]))"
     )
     for args in (["validate", str(tmp_path)], ["validate", ""], ["--version"]):
         completed = subprocess.run(

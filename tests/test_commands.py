@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from skillguard import EmbeddedSkills, MalformedSkillError, SkillNotFoundError
-from skillguard._cli import main
+from skillguard._cli.main import main
 
 POLICY = """\
 agents:

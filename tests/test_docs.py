@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillguard import _cli as cli
+from skillguard._cli import main as cli
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -12,7 +12,7 @@ from skillguard import (
     SkillNotFoundError,
     SkillUsageError,
 )
-from skillguard._errors import safe_repr
+from skillguard._core.errors import safe_repr
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from skillguard import (
     SkillUsageError,
     openat2_available,
 )
-from skillguard._fs import split_name
+from skillguard._fs.containment import split_name
 
 RESOLVERS = [
     pytest.param("openat2", marks=pytest.mark.skipif(not openat2_available(), reason="no openat2")),
@@ -457,7 +457,7 @@ def test_openat2_filtered_after_start_up_falls_back_to_the_walk(
 ) -> None:
     # A seccomp filter cannot be installed from a test without a helper process, so
     # the kernel's answer to a filtered call (EPERM) is played by a stand-in.
-    from skillguard import _fs
+    from skillguard._fs import containment as _fs
 
     def filtered(*_: object) -> int:
         raise OSError(errno.EPERM, "filtered")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import ApprovalError, AuditError, AuditLog, TrustStore
-from skillguard._fs import FileLock, write_atomic
+from skillguard._fs.containment import FileLock, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -145,7 +145,7 @@ def test_a_path_that_names_no_file_is_refused() -> None:
 
 LOCK_HOLDER = """
 import sys
-from skillguard._fs import FileLock
+from skillguard._fs.containment import FileLock
 
 with FileLock(sys.argv[1]):
     print("held", flush=True)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillguard._json import StrictJSONError, loads_strict
+from skillguard._core.strict_json import StrictJSONError, loads_strict
 
 BAD = {
     "duplicate key": b'{"a": 1, "a": 2}',

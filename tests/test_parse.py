@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 
 import skillguard
 from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
-from skillguard._parse import (
+from skillguard._core.strict_yaml import has_c_parser
+from skillguard._core.text import REFUSED_RANGES
+from skillguard._core.tool_rules import split_tools
+from skillguard._skills.parse import (
     FORBIDDEN_CHARS,
     FORBIDDEN_RANGES,
     check_skill,
@@ -23,9 +26,6 @@ from skillguard._parse import (
     name_problem,
     parse_skill_with,
 )
-from skillguard._text import REFUSED_RANGES
-from skillguard._tools import split_tools
-from skillguard._yaml import has_c_parser
 
 from .strategies import hostile_skill_files, mutated_documents, render, skill_documents
 
@@ -477,7 +477,7 @@ def test_t5_yaml_version_directive_is_refused_on_both_backends(version: str) -> 
     text = f"%YAML {version}\n--- {{name: demo, description: x}}\n"
     for backend in ("c", "pure"):
         with pytest.raises(MalformedSkillError) as info:
-            skillguard._parse.parse_skill_with(
+            skillguard._skills.parse.parse_skill_with(
                 doc(text), expected_name=None, limits=None, profile="strict", backend=backend
             )
         assert info.value.code in ("yaml_directive", "yaml_syntax")
@@ -933,7 +933,7 @@ def test_parser_differentials_found_in_review_are_refused_on_both_backends(
     codes = set()
     for backend in ("c", "pure"):
         with pytest.raises(MalformedSkillError) as info:
-            skillguard._parse.parse_skill_with(
+            skillguard._skills.parse.parse_skill_with(
                 doc(frontmatter), expected_name=None, limits=None, profile="strict", backend=backend
             )
         codes.add(info.value.code)

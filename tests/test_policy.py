@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import SkillUsageError
-from skillguard._cli import main
-from skillguard._policy import AgentGrant, AllowPolicy, PolicyError, parse_policy_with
-from skillguard._yaml import has_c_parser
+from skillguard._cli.main import main
+from skillguard._core.strict_yaml import has_c_parser
+from skillguard._skills.policy import AgentGrant, AllowPolicy, PolicyError, parse_policy_with
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import Limits, MalformedSkillError, SkillContainmentError, SkillNotFoundError
-from skillguard._fs import SafeRoot, _os_error, display_path, printed_path
-from skillguard._scan import Found, scan_for_skills
+from skillguard._cli.scan import Found, scan_for_skills
+from skillguard._fs.containment import SafeRoot, _os_error, display_path, printed_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -32,7 +32,7 @@ from skillguard import (
     SkillUsageError,
     TrustStore,
 )
-from skillguard._select import CUT_MARKER, SelectionIndex, render_bounded, stem, terms
+from skillguard._skills.select import CUT_MARKER, SelectionIndex, render_bounded, stem, terms
 
 SEED_SKILLS = {
     "aide-arch-protocols": "Debug adapter protocol and language server protocol work: "
@@ -628,7 +628,7 @@ def test_the_index_is_reused_until_the_candidates_change(world: dict[str, Path])
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    from skillguard._cli import main
+    from skillguard._cli.main import main
 
     code = main(list(args))
     captured = capsys.readouterr()

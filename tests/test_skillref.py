@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard._cli import main
+from skillguard._cli.main import main
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -27,7 +27,7 @@ from skillguard import (
     SkillRoots,
     openat2_available,
 )
-from skillguard._snapshot import ManifestFile, manifest_digest
+from skillguard._skills.snapshot import ManifestFile, manifest_digest
 
 RESOLVERS = [
     pytest.param("openat2", marks=pytest.mark.skipif(not openat2_available(), reason="no openat2")),

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillguard._text import (
+from skillguard._core.text import (
     REFUSED_RANGES,
     SUSPECT_CHARS,
     SUSPECT_RANGES,

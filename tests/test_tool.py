@@ -29,7 +29,7 @@ from skillguard import (
     UnknownSkillError,
     parse_skill,
 )
-from skillguard._tool import MAX_ARGUMENT_BYTES
+from skillguard._skills.tool import MAX_ARGUMENT_BYTES
 
 if TYPE_CHECKING:
     from skillguard import AgentSkills

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillguard._tools import check_rule, covers, narrow, split_tools
+from skillguard._core.tool_rules import check_rule, covers, narrow, split_tools
 
 from .strategies import tool_rules
 

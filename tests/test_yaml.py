@@ -8,8 +8,8 @@ import pytest
 from ruamel.yaml.scanner import ScannerError
 
 from skillguard import FrozenMap, Limits, MalformedSkillError, Profile, SkillUsageError
-from skillguard._limits import DEFAULT_LIMITS
-from skillguard._yaml import (
+from skillguard._core.limits import DEFAULT_LIMITS
+from skillguard._core.strict_yaml import (
     Backend,
     KeyLines,
     _syntax_error,
@@ -19,7 +19,7 @@ from skillguard._yaml import (
 )
 
 if TYPE_CHECKING:
-    from skillguard._model import YamlValue
+    from skillguard._core.model import YamlValue
 
 needs_c = pytest.mark.skipif(not has_c_parser(), reason="ruamel.yaml.clib is not installed")
 BACKENDS = ["c", "pure"] if has_c_parser() else ["pure"]

@@ -6,7 +6,7 @@ README.md for the API, threat-model.md for what it defends against.
 
 from __future__ import annotations
 
-from ._agents import (
+from skillguard._agents import (
     HARNESS_PRESETS,
     AgentContext,
     AgentDefinition,
@@ -28,7 +28,29 @@ from ._agents import (
     read_core_knowledge,
     validate_agent_directory,
 )
-from ._approval import (
+from skillguard._audit.log import (
+    AuditError,
+    AuditLog,
+    Auditor,
+    Verification,
+    audit_summary,
+    verify_records,
+)
+from skillguard._audit.logset import LogCheck, LogSetFinding, LogSetVerification, verify_logs
+from skillguard._audit.report import render_audit_report
+from skillguard._core.errors import (
+    MalformedSkillError,
+    SkillContainmentError,
+    SkillError,
+    SkillInputError,
+    SkillNotFoundError,
+    SkillUsageError,
+)
+from skillguard._core.limits import Limits
+from skillguard._core.model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
+from skillguard._core.version import __version__
+from skillguard._fs.containment import Entry, Listing, SafeRoot, Skipped, openat2_available
+from skillguard._skills.approval import (
     ApprovalDeniedError,
     ApprovalError,
     ApprovalRequest,
@@ -39,9 +61,7 @@ from ._approval import (
     TrustStore,
     deny_all,
 )
-from ._audit import AuditError, AuditLog, Auditor, Verification, audit_summary, verify_records
-from ._auditset import LogCheck, LogSetFinding, LogSetVerification, verify_logs
-from ._discover import (
+from skillguard._skills.discover import (
     Discovery,
     Resource,
     Resources,
@@ -54,29 +74,15 @@ from ._discover import (
     default_roots,
     discover,
 )
-from ._embedded import EmbeddedSkills
-from ._errors import (
-    MalformedSkillError,
-    SkillContainmentError,
-    SkillError,
-    SkillInputError,
-    SkillNotFoundError,
-    SkillUsageError,
-)
-from ._fs import Entry, Listing, SafeRoot, Skipped, openat2_available
-from ._handle import AgentSkills
-from ._limits import Limits
-from ._loader import Loader, UnknownSkillError
-from ._model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
-from ._parse import is_valid_name, parse_skill
-from ._policy import AgentGrant, AllowPolicy, PolicyError
-from ._render import activation_text, catalog_json, catalog_xml
-from ._report import render_audit_report
-from ._select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
-from ._served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
-from ._tool import ToolInfo
-
-__version__ = "0.1.0"
+from skillguard._skills.embedded import EmbeddedSkills
+from skillguard._skills.parse import is_valid_name, parse_skill
+from skillguard._skills.policy import AgentGrant, AllowPolicy, PolicyError
+from skillguard._skills.render import activation_text, catalog_json, catalog_xml
+from skillguard._skills.select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
+from skillguard._skills.tool import ToolInfo
+from skillguard._swarm.handle import AgentSkills
+from skillguard._swarm.loader import Loader, UnknownSkillError
+from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
 
 __all__ = [
     "HARNESS_PRESETS",

@@ -55,9 +55,9 @@ except ImportError as error:  # pragma: no cover - the test environment has Hypo
         "skillguard.testing needs Hypothesis: pip install 'skillguard[testing]'"
     ) from error
 
-from skillguard._errors import SkillUsageError
-from skillguard._limits import Limits
-from skillguard._parse import FORBIDDEN_CHARS, LINE_BREAK_CONTROLS
+from skillguard._core.errors import SkillUsageError
+from skillguard._core.limits import Limits
+from skillguard._skills.parse import FORBIDDEN_CHARS, LINE_BREAK_CONTROLS
 
 __all__ = [
     "YAML_ALPHABET",

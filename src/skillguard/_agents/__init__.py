@@ -25,13 +25,13 @@ character rules and the error tree. The rooms:
 
 from __future__ import annotations
 
-from ._compose import ComposedAgent, ComposeLimits, compose
-from ._directory import AgentFinding, AgentValidation, validate_agent_directory
-from ._envelope import agent_error_code
-from ._gate import ServedAgentContext
-from ._grant import AgentTools, agent_tools
-from ._parse import AgentDefinition, parse_agent
-from ._resolve import (
+from skillguard._agents.compose import ComposedAgent, ComposeLimits, compose
+from skillguard._agents.directory import AgentFinding, AgentValidation, validate_agent_directory
+from skillguard._agents.envelope import agent_error_code
+from skillguard._agents.gate import ServedAgentContext
+from skillguard._agents.grant import AgentTools, agent_tools
+from skillguard._agents.parse import AgentDefinition, parse_agent
+from skillguard._agents.resolve import (
     HARNESS_PRESETS,
     AgentContext,
     AgentNotFoundError,
@@ -39,7 +39,7 @@ from ._resolve import (
     load_agent_context,
     read_core_knowledge,
 )
-from ._tokenmap import TokenMap, parse_token_map
+from skillguard._agents.tokenmap import TokenMap, parse_token_map
 
 __all__ = [
     "HARNESS_PRESETS",

@@ -1,0 +1,266 @@
+"""The token map of composable agent directories (seed 001): strict JSON in, a frozen map out.
+
+Rules (threat-model.md T100, T103). Sans-IO: ``parse_token_map`` takes bytes. The
+document is read by ``_json.loads_strict`` (duplicate keys, ``NaN``, comments, depth
+and size all refused), and then by this schema, where every unknown key is an error:
+
+* ``version``: the integer 1. A later version is refused, never half-understood.
+* ``harnesses``: a non-empty list of distinct harness slugs.
+* ``tools``: ``{canonical: {harness: name | null}}``. ``null`` means "this harness has
+  no such tool"; a harness missing from an entry does not know the tool either.
+* ``paths``: ``{canonical: {harness: path | {"base": canonical, "relative": path}}}``.
+  A ``base`` names another canonical path whose entry for that harness is a plain
+  path (one level, so resolving can never loop); ``relative`` stays relative.
+* ``agents``: ``{"prefix": {harness: string}}``, the namespace of agent names.
+* ``contract``: documentation for people, kept as inert data.
+
+Every string holds no control character and no character that hides or reorders text,
+and no ``{`` or ``}`` (a value can never spell a token that a later pass would expand).
+Errors are ``MalformedSkillError``; any other exception is a bug.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from skillguard._core.errors import MalformedSkillError, SkillUsageError, safe_repr
+from skillguard._core.strict_json import StrictJSONError, loads_strict
+from skillguard._core.text import find_hidden
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "EMPTY_TOKEN_MAP",
+    "SLUG",
+    "TOKEN_MAP_MAX_BYTES",
+    "TOKEN_MAP_VERSION",
+    "BasePath",
+    "TokenMap",
+    "check_relative",
+    "check_string",
+    "load_json_object",
+    "parse_token_map",
+]
+
+TOKEN_MAP_VERSION: Final = 1
+# The largest token map of the seed's project is under 8 KiB; 1 MiB leaves room for
+# hundreds of tools and paths while bounding the decoder's work.
+TOKEN_MAP_MAX_BYTES: Final = 1024 * 1024
+# Maps nest four levels (paths -> canonical -> harness -> {base, relative}); eight
+# leaves room for ``contract`` documentation without letting a bracket bomb through.
+JSON_MAX_DEPTH: Final = 8
+# A harness, agent or section name: it becomes a folder or file name, so it is an
+# ASCII slug, as a skill name is.
+SLUG: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
+_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+_TOP_KEYS: Final = frozenset({"version", "harnesses", "tools", "paths", "agents", "contract"})
+
+
+@attrs.frozen
+class BasePath:
+    """A path that another canonical path's entry anchors: ``base`` + ``/`` + ``relative``."""
+
+    base: str
+    relative: str
+
+
+@attrs.frozen(kw_only=True)
+class TokenMap:
+    """A validated token map (see the module docstring). Built by ``parse_token_map``.
+
+    An empty ``harnesses`` (``EMPTY_TOKEN_MAP``, used when no map is given) accepts
+    any harness and resolves no tool and no mapped path.
+    """
+
+    harnesses: tuple[str, ...]
+    tools: Mapping[str, Mapping[str, str | None]]
+    paths: Mapping[str, Mapping[str, str | BasePath]]
+    prefixes: Mapping[str, str]
+
+    def knows(self, harness: str) -> bool:
+        """Whether *harness* may be composed with this map. Raises ``SkillUsageError``
+        when *harness* is not a str."""
+        if not isinstance(harness, str):
+            raise SkillUsageError("bad_argument", "a harness must be a str")
+        return not self.harnesses or harness in self.harnesses
+
+
+EMPTY_TOKEN_MAP: Final = TokenMap(
+    harnesses=(),
+    tools=MappingProxyType({}),
+    paths=MappingProxyType({}),
+    prefixes=MappingProxyType({}),
+)
+
+
+def _schema(reason: str, key: str | None = None) -> MalformedSkillError:
+    return MalformedSkillError("token_map_schema", f"the token map: {reason}", key=key)
+
+
+def load_json_object(raw: bytes, *, what: str, max_bytes: int) -> dict[str, object]:
+    """One strict JSON object; each defect is a ``MalformedSkillError`` with its own code."""
+    try:
+        value = loads_strict(raw, max_bytes=max_bytes, max_depth=JSON_MAX_DEPTH)
+    except StrictJSONError as exc:
+        raise MalformedSkillError(exc.code, f"{what}: {exc}") from exc
+    if not isinstance(value, dict):
+        raise MalformedSkillError("json_not_object", f"{what}: the top level is not an object")
+    return value
+
+
+def check_string(value: str, what: str) -> None:
+    """Refuse a string holding a control character or a character that hides text."""
+    control = _CONTROL.search(value)
+    if control is not None:
+        raise MalformedSkillError(
+            "control_character", f"{what} holds the control character U+{ord(control.group()):04X}"
+        )
+    hidden = find_hidden(value)
+    if hidden is not None:
+        raise MalformedSkillError(
+            "forbidden_character",
+            f"{what} holds the invisible or bidirectional character U+{ord(hidden[1]):04X}",
+        )
+
+
+def check_relative(path: str, what: str) -> None:
+    """Refuse a path that is empty, absolute, or climbs with ``..`` (T101)."""
+    if (
+        not path
+        or path.startswith(("/", "~"))
+        or "\\" in path
+        or ":" in path.split("/", maxsplit=1)[0]
+    ):
+        raise MalformedSkillError(
+            "path_not_relative", f"{what} {safe_repr(path)} must be a relative path"
+        )
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise MalformedSkillError(
+            "path_not_relative",
+            f"{what} {safe_repr(path)} must not hold '..', '.' or an empty component",
+        )
+
+
+def _text(value: object, what: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not value and not allow_empty):
+        raise _schema(f"{what} must be a non-empty string")
+    check_string(value, f"the token map: {what}")
+    if "{" in value or "}" in value:
+        raise _schema(f"{what} must not hold '{{' or '}}'")
+    return value
+
+
+def _object(value: object, what: str) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise _schema(f"{what} must be an object")
+    return value
+
+
+def _per_harness(value: object, what: str, harnesses: tuple[str, ...]) -> dict[str, object]:
+    entry = _object(value, what)
+    for harness in entry:
+        if harness not in harnesses:
+            raise _schema(f"{what} names the harness {safe_repr(harness)}, not in 'harnesses'")
+    return entry
+
+
+def _harnesses(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise _schema("'harnesses' must be a non-empty list of harness names", "harnesses")
+    for item in value:
+        if not isinstance(item, str) or SLUG.fullmatch(item) is None:
+            raise _schema("each harness must be a lowercase slug", "harnesses")
+    if len(set(value)) != len(value):
+        raise _schema("a harness is listed twice", "harnesses")
+    return tuple(value)
+
+
+def _tools(value: object, harnesses: tuple[str, ...]) -> Mapping[str, Mapping[str, str | None]]:
+    tools: dict[str, Mapping[str, str | None]] = {}
+    for canonical, entry in _object(value, "'tools'").items():
+        _text(canonical, "a canonical tool name")
+        names: dict[str, str | None] = {}
+        for harness, name in _per_harness(entry, f"tool {safe_repr(canonical)}", harnesses).items():
+            names[harness] = None if name is None else _text(name, f"tool {safe_repr(canonical)}")
+        tools[canonical] = MappingProxyType(names)
+    return MappingProxyType(tools)
+
+
+def _paths(value: object, harnesses: tuple[str, ...]) -> Mapping[str, Mapping[str, str | BasePath]]:
+    paths: dict[str, dict[str, str | BasePath]] = {}
+    for canonical, entry in _object(value, "'paths'").items():
+        _text(canonical, "a canonical path name")
+        what = f"path {safe_repr(canonical)}"
+        targets: dict[str, str | BasePath] = {}
+        for harness, target in _per_harness(entry, what, harnesses).items():
+            if isinstance(target, str):
+                targets[harness] = _text(target, what)
+                continue
+            anchored = _object(target, what)
+            if set(anchored) != {"base", "relative"}:
+                raise _schema(f"{what} must be a path or exactly {{base, relative}}")
+            relative = _text(anchored["relative"], f"{what} 'relative'")
+            check_relative(relative, f"the token map: {what} 'relative'")
+            targets[harness] = BasePath(_text(anchored["base"], f"{what} 'base'"), relative)
+        paths[canonical] = targets
+    # Every base names a plain path for the same harness: one level, never a loop.
+    for canonical, targets in paths.items():
+        for harness, target in targets.items():
+            if isinstance(target, BasePath) and not isinstance(
+                paths.get(target.base, {}).get(harness), str
+            ):
+                raise MalformedSkillError(
+                    "unknown_path_base",
+                    f"the token map: path {safe_repr(canonical)} for {harness} has the base "
+                    f"{safe_repr(target.base)}, which is not a plain path for that harness",
+                )
+    return MappingProxyType({key: MappingProxyType(value) for key, value in paths.items()})
+
+
+def _prefixes(value: object, harnesses: tuple[str, ...]) -> Mapping[str, str]:
+    agents = _object(value, "'agents'")
+    if set(agents) - {"prefix"}:
+        raise _schema("'agents' holds only 'prefix'", "agents")
+    prefixes = _per_harness(agents.get("prefix", {}), "'agents.prefix'", harnesses)
+    return MappingProxyType(
+        {h: _text(p, "an agent prefix", allow_empty=True) for h, p in prefixes.items()}
+    )
+
+
+def parse_token_map(raw: bytes, *, max_bytes: int = TOKEN_MAP_MAX_BYTES) -> TokenMap:
+    """Parse the untrusted bytes of a ``token-map.json`` (see the module docstring).
+
+    Raises ``MalformedSkillError`` (the JSON codes, ``json_not_object``,
+    ``token_map_version``, ``token_map_schema``, ``unknown_path_base``,
+    ``path_not_relative``, ``control_character``, ``forbidden_character``) and
+    ``SkillUsageError`` for bad arguments; any other exception is a bug.
+    """
+    if not isinstance(raw, bytes):
+        raise SkillUsageError("bad_argument", "raw must be bytes")
+    if type(max_bytes) is not int or max_bytes < 1:
+        raise SkillUsageError("bad_argument", "max_bytes must be a positive int")
+    document = load_json_object(raw, what="the token map", max_bytes=max_bytes)
+    unknown = sorted(set(document) - _TOP_KEYS)
+    if unknown:
+        raise _schema(f"unknown field: {safe_repr(unknown[0])}", unknown[0])
+    version = document.get("version")
+    if type(version) is not int:
+        raise _schema("'version' must be the integer 1", "version")
+    if version != TOKEN_MAP_VERSION:
+        raise MalformedSkillError(
+            "token_map_version",
+            f"the token map has version {version}; this skillguard reads version 1 only",
+            key="version",
+        )
+    harnesses = _harnesses(document.get("harnesses"))
+    return TokenMap(
+        harnesses=harnesses,
+        tools=_tools(document.get("tools", {}), harnesses),
+        paths=_paths(document.get("paths", {}), harnesses),
+        prefixes=_prefixes(document.get("agents", {}), harnesses),
+    )

@@ -1,0 +1,1 @@
+"""_audit: see the package docstring of skillguard."""

@@ -1,0 +1,1 @@
+"""_cli: see the package docstring of skillguard."""

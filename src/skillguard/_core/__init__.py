@@ -1,0 +1,1 @@
+"""_core: see the package docstring of skillguard."""

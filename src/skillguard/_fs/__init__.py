@@ -1,0 +1,1 @@
+"""_fs: see the package docstring of skillguard."""

@@ -1,0 +1,1 @@
+"""_skills: see the package docstring of skillguard."""

@@ -1,0 +1,1 @@
+"""_swarm: see the package docstring of skillguard."""
