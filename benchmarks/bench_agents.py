@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import skillguard
+import skillguard.agents
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,7 +108,7 @@ def main() -> int:
         for name in names:
             raw = (root / name).read_bytes()
             try:
-                skillguard.parse_agent(raw)
+                skillguard.agents.parse_agent(raw)
                 if pyyaml is not None:
                     pyyaml(raw)
             except Exception:  # noqa: S112 - only files every contestant accepts count
@@ -119,12 +120,12 @@ def main() -> int:
 
         def guarded() -> int:
             for name in names:
-                skillguard.parse_agent(safe_root.read_file(name, cap=cap))
+                skillguard.agents.parse_agent(safe_root.read_file(name, cap=cap))
             return len(names)
 
         def guarded_parse() -> int:
             for raw in blobs.values():
-                skillguard.parse_agent(raw)
+                skillguard.agents.parse_agent(raw)
             return len(blobs)
 
         contestants: dict[str, Callable[[], int]] = {

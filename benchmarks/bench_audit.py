@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import skillguard
+import skillguard.audit
 from skillguard._audit.log import (
     MAX_RECORD_BYTES,
     canonical,
@@ -159,13 +160,13 @@ def bench_appends(folder: Path, count: int, rounds: int) -> None:
     prefill = 4000  # about 1.6 MB: the old writer then reads a full 1 MiB per record
     contestants: dict[str, Callable[[Path], Any]] = {
         "before": RereadingLog,
-        "after": skillguard.AuditLog,
+        "after": skillguard.audit.AuditLog,
     }
     best = dict.fromkeys(contestants, 0.0)
     for round_number in range(rounds):
         for name, make in contestants.items():
             path = folder / f"append-{name}-{round_number}.jsonl"
-            seed = skillguard.AuditLog(path)
+            seed = skillguard.audit.AuditLog(path)
             for index in range(prefill):
                 seed.write(fields(index))
             log = make(path)
@@ -185,7 +186,7 @@ def bench_appends(folder: Path, count: int, rounds: int) -> None:
 
 def bench_reads(folder: Path, megabytes: int, rounds: int) -> None:
     path = folder / "big.jsonl"
-    log = skillguard.AuditLog(path)
+    log = skillguard.audit.AuditLog(path)
     index = 0
     while path.stat().st_size < megabytes * 1_000_000:
         for _ in range(1000):

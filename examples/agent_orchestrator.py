@@ -23,12 +23,14 @@ import tempfile
 from pathlib import Path
 
 import skillguard
+import skillguard.agents
+import skillguard.audit
 
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT / "agents"
 
 
-def system_prompt(served: skillguard.ServedAgentContext, catalog: str) -> str:
+def system_prompt(served: skillguard.agents.ServedAgentContext, catalog: str) -> str:
     envelope = served.envelope()  # every string in it shows hidden characters escaped
     rules_list = envelope["rules"]
     assert isinstance(rules_list, list)
@@ -55,7 +57,7 @@ def main() -> int:
     embedded = skillguard.EmbeddedSkills.from_directory(ROOT / "swarm" / "embedded")
     with tempfile.TemporaryDirectory() as scratch:
         store = skillguard.TrustStore(Path(scratch) / "trust.json")
-        log = skillguard.AuditLog(Path(scratch) / "audit.jsonl")
+        log = skillguard.audit.AuditLog(Path(scratch) / "audit.jsonl")
 
         # Nobody to ask: the agent file from the repository stays out of the prompt.
         unattended = skillguard.Loader(policy, embedded=embedded, audit=log)
@@ -78,12 +80,13 @@ def main() -> int:
         again = handle.agent_context("devops-engineer", repo=REPO)
         print(f"again: approved by {again.approver}")
 
-        tools = skillguard.agent_tools(context, policy, agent=context.identity)
+        tools = skillguard.agents.agent_tools(context, policy, agent=context.identity)
         print(f"effective tools: {sorted(tools.effective)}")
         print(f"declared, not granted: {list(tools.not_granted)}")
         print(system_prompt(served, handle.catalog_xml()))
         lines = (Path(scratch) / "audit.jsonl").read_bytes().splitlines()
-        print(f"audit log: {len(lines)} records, intact={skillguard.verify_records(lines).intact}")
+        verdict = skillguard.audit.verify_records(lines)
+        print(f"audit log: {len(lines)} records, intact={verdict.intact}")
     return 0
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import structlog
 
 import skillguard
+import skillguard.audit
 
 HERE = Path(__file__).resolve().parent / "swarm"
 
@@ -84,11 +85,11 @@ def main() -> int:
             embedded=skillguard.EmbeddedSkills.from_directory(HERE / "embedded"),
             workspace=skillguard.default_roots(HERE / "project", environ={}),
             approver=human_reviewer,
-            audit=skillguard.AuditLog(str(log_path)),
+            audit=skillguard.audit.AuditLog(str(log_path)),
         )
         asyncio.run(run_swarm(loader))
         with log_path.open("rb") as lines:  # split on newline only, as written
-            verdict = skillguard.verify_records(lines)
+            verdict = skillguard.audit.verify_records(lines)
         if args.keep_log:
             shutil.copyfile(log_path, args.keep_log)
     print(f"audit log: {verdict.records} records, intact={verdict.intact}")

@@ -16,6 +16,7 @@ truncations. Run with atheris::
 import sys
 
 import skillguard
+import skillguard.agents
 from skillguard import Limits, MalformedSkillError
 
 SMALL = Limits(
@@ -31,12 +32,12 @@ def _one(raw: bytes) -> None:
     for limits in (None, SMALL):
         for profile in ("strict", "compat"):
             try:
-                agent = skillguard.parse_agent(raw, limits=limits, profile=profile)
+                agent = skillguard.agents.parse_agent(raw, limits=limits, profile=profile)
             except MalformedSkillError as exc:
                 if not exc.code or exc.kind != "malformed":
                     raise AssertionError("malformed error without a code") from exc
                 continue
-            if not isinstance(agent, skillguard.AgentDefinition):
+            if not isinstance(agent, skillguard.agents.AgentDefinition):
                 raise AssertionError("parse_agent returned something else")
             if agent.size != len(raw):
                 raise AssertionError("AgentDefinition.size differs from the input length")

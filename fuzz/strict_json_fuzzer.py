@@ -19,9 +19,10 @@ import json
 import math
 import sys
 
-from skillguard import MalformedSkillError, parse_token_map
+from skillguard import MalformedSkillError
 from skillguard._agents.compose import parse_frontmatter
 from skillguard._core.strict_json import StrictJSONError, loads_strict
+from skillguard.agents import parse_token_map
 
 CODES = frozenset(
     {

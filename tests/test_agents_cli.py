@@ -24,12 +24,11 @@ from skillguard import (
     SkillNotFoundError,
     SkillUsageError,
     TrustStore,
-    agent_error_code,
 )
-from skillguard._agents import AgentNotFoundError
 from skillguard._cli import main as _cli
 from skillguard._cli.agent_context import run_agent_context
 from skillguard._cli.main import main
+from skillguard.agents import AgentNotFoundError, agent_error_code
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "agents"

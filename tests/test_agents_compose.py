@@ -13,22 +13,24 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from skillguard import (
-    ComposedAgent,
-    ComposeLimits,
     MalformedSkillError,
     SkillContainmentError,
     SkillError,
     SkillNotFoundError,
     SkillUsageError,
-    TokenMap,
-    compose,
-    parse_agent,
-    parse_token_map,
 )
 from skillguard._agents.compose import parse_frontmatter
 from skillguard._cli.main import main
 from skillguard._core.text import find_hidden
 from skillguard._fs.containment import OutputFolder
+from skillguard.agents import (
+    ComposedAgent,
+    ComposeLimits,
+    TokenMap,
+    compose,
+    parse_agent,
+    parse_token_map,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "agents"

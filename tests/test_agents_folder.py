@@ -13,13 +13,9 @@ from pathlib import Path
 import pytest
 
 from skillguard import (
-    HARNESS_PRESETS,
-    AgentNotFoundError,
     AllowPolicy,
     ApprovalDeniedError,
     ApprovalRequest,
-    AuditLog,
-    ComposeLimits,
     Decision,
     Limits,
     Loader,
@@ -28,10 +24,16 @@ from skillguard import (
     SkillNotFoundError,
     SkillUsageError,
     TrustStore,
+)
+from skillguard.agents import (
+    HARNESS_PRESETS,
+    AgentNotFoundError,
+    ComposeLimits,
     load_agent_context,
     parse_token_map,
     validate_agent_directory,
 )
+from skillguard.audit import AuditLog
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "agents"
 POLICY = {"agents": {"orchestrator": {"skills": [], "tools": ["Read"]}}}

@@ -10,16 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skillguard
-from skillguard import (
-    AgentDefinition,
-    AllowPolicy,
-    Limits,
-    MalformedSkillError,
-    SkillUsageError,
-    agent_tools,
-    parse_agent,
-)
+import skillguard.agents
+from skillguard import AllowPolicy, Limits, MalformedSkillError, SkillUsageError
 from skillguard._agents.envelope import agent_envelope, dumps
+from skillguard.agents import AgentDefinition, agent_tools, parse_agent
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agents"
 
@@ -568,11 +562,12 @@ def test_agent_tools_arguments_are_checked() -> None:
 
 
 def test_the_public_names_are_exported() -> None:
-    assert skillguard.parse_agent is parse_agent
+    assert skillguard.agents.parse_agent is parse_agent
+    assert "parse_agent" not in skillguard.__all__
 
 
 def test_agent_tools_takes_a_context(tmp_path: Path) -> None:
-    from skillguard import load_agent_context
+    from skillguard.agents import load_agent_context
 
     folder = tmp_path / "src" / "agents"
     folder.mkdir(parents=True)

@@ -9,17 +9,19 @@ from typing import TYPE_CHECKING, cast
 import pytest
 
 from skillguard import (
-    AgentContext,
-    AgentNotFoundError,
     Limits,
     MalformedSkillError,
     SkillContainmentError,
     SkillError,
     SkillNotFoundError,
     SkillUsageError,
+    openat2_available,
+)
+from skillguard.agents import (
+    AgentContext,
+    AgentNotFoundError,
     agent_error_code,
     load_agent_context,
-    openat2_available,
     read_core_knowledge,
 )
 
@@ -373,7 +375,8 @@ def test_t74_an_unsearchable_folder_on_the_way_never_falls_back(
 
 
 def test_t75_core_knowledge_reads_are_bounded_in_total(tmp_path: Path) -> None:
-    from skillguard import Limits, parse_agent, read_core_knowledge
+    from skillguard import Limits
+    from skillguard.agents import parse_agent, read_core_knowledge
 
     (tmp_path / "k.md").write_text("x" * 100)
     directives = "".join("- Read k.md\n" for _ in range(5))

@@ -23,19 +23,13 @@ from structlog.testing import capture_logs
 
 from skillguard import (
     ApprovalRequest,
-    AuditError,
-    AuditLog,
-    Auditor,
     ConsoleApprover,
     Decision,
     SkillUsageError,
-    Verification,
     activation_text,
-    audit_summary,
     catalog_json,
     catalog_xml,
     deny_all,
-    verify_records,
 )
 from skillguard._audit.log import (
     MAX_LISTED_DENIALS,
@@ -47,6 +41,14 @@ from skillguard._audit.log import (
 )
 from skillguard._core.strict_json import _depth
 from skillguard._fs.containment import read_operator_bytes, stream_lines
+from skillguard.audit import (
+    AuditError,
+    AuditLog,
+    Auditor,
+    Verification,
+    audit_summary,
+    verify_records,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -348,7 +350,7 @@ def test_t27_a_writer_follows_what_another_writer_appended(tmp_path: Path) -> No
 
 _WRITER = """
 import sys
-from skillguard import AuditLog
+from skillguard.audit import AuditLog
 log = AuditLog(sys.argv[1], key=b"k")
 for index in range(int(sys.argv[2])):
     log.write({"event": "e", "skill": sys.argv[3] + str(index)})
@@ -720,6 +722,7 @@ def test_summarize_log_stops_at_the_first_bad_record(tmp_path: Path) -> None:
 
 _HOST = """
 import logging, sys
+import skillguard.audit
 import skillguard
 {setup}
 folder = sys.argv[1]
@@ -727,7 +730,7 @@ policy = skillguard.AllowPolicy.from_mapping({{"agents": {{"a": {{"skills": ["no
 loader = skillguard.Loader(
     policy,
     embedded=skillguard.EmbeddedSkills.from_directory(folder + "/embedded"),
-    audit=skillguard.AuditLog(folder + "/audit.jsonl"),
+    audit=skillguard.audit.AuditLog(folder + "/audit.jsonl"),
 )
 handle = loader.bind("a")
 handle.catalog()
@@ -736,7 +739,7 @@ try:
     handle.load("other")
 except skillguard.SkillError:
     pass
-skillguard.Auditor().emit("load_denied", skill="x", decision="deny")
+skillguard.audit.Auditor().emit("load_denied", skill="x", decision="deny")
 """
 
 

@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard import (
+from skillguard._audit.log import _GENESIS, MAX_LISTED_DENIALS, _digest, canonical
+from skillguard._audit.logset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, summarize_logs
+from skillguard._cli.main import main
+from skillguard._core.errors import SkillUsageError
+from skillguard.audit import (
     AuditLog,
     Auditor,
     LogCheck,
@@ -17,10 +21,6 @@ from skillguard import (
     Verification,
     verify_logs,
 )
-from skillguard._audit.log import _GENESIS, MAX_LISTED_DENIALS, _digest, canonical
-from skillguard._audit.logset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, summarize_logs
-from skillguard._cli.main import main
-from skillguard._core.errors import SkillUsageError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

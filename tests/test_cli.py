@@ -684,7 +684,7 @@ def test_t13_discover_escapes_untrusted_names(
 
 
 def audit_log(path: Path, count: int, key: bytes | None = None) -> list[bytes]:
-    from skillguard import AuditLog, Auditor
+    from skillguard.audit import AuditLog, Auditor
 
     auditor = Auditor(AuditLog(path, key=key))
     for index in range(count):

@@ -22,8 +22,6 @@ from skillguard import (
     ApprovalDeniedError,
     ApprovalRequest,
     ApprovalRequiredError,
-    AuditError,
-    AuditLog,
     Decision,
     EmbeddedSkills,
     Limits,
@@ -36,8 +34,8 @@ from skillguard import (
     TrustStore,
     UnknownSkillError,
     parse_skill,
-    verify_records,
 )
+from skillguard.audit import AuditError, AuditLog, verify_records
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,7 +1,8 @@
 """Every public callable, called wrongly, raises a SkillError or succeeds (T14).
 
 The table ``CALLS`` names every public function, constructor and public method of
-``skillguard.__all__`` and says how to call it; a test keeps the table's keys equal to
+the ``__all__`` of ``skillguard``, ``skillguard.agents`` and ``skillguard.audit`` and says how to
+call it; a test keeps the table's keys equal to
 the set of public callables, so a new public name cannot escape the property. Each
 call slot takes either a valid value or a hostile one (wrong types, NUL, lone
 surrogates, huge ints, 100 KB strings, objects whose dunder methods raise), and the
@@ -30,37 +31,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillguard
+import skillguard.agents
+import skillguard.audit
 from skillguard import (
-    AgentContext,
-    AgentFinding,
     AgentGrant,
-    AgentNotFoundError,
     AgentSkills,
-    AgentTools,
-    AgentValidation,
     AllowPolicy,
     ApprovalDeniedError,
     ApprovalError,
     ApprovalRequest,
     ApprovalRequiredError,
-    AuditError,
-    AuditLog,
-    Auditor,
-    ComposeLimits,
     ConsoleApprover,
     Decision,
     Discovery,
     EmbeddedSkills,
     Entry,
     FrozenMap,
-    KnowledgeFile,
     Limits,
     Listing,
     LoadedSkill,
     Loader,
-    LogCheck,
-    LogSetFinding,
-    LogSetVerification,
     MalformedSkillError,
     Pin,
     PolicyError,
@@ -73,7 +63,6 @@ from skillguard import (
     SelectedSkill,
     Selection,
     SelectionRegistry,
-    ServedAgentContext,
     Shadowed,
     Skill,
     SkillContainmentError,
@@ -88,33 +77,51 @@ from skillguard import (
     SkippedEntry,
     SkippedSkill,
     Step,
-    TokenMap,
     ToolDescriptor,
     ToolInfo,
     TrustStore,
     UnknownSkillError,
-    Verification,
     YamlValue,
     activation_text,
-    agent_error_code,
-    agent_tools,
     aide_roots,
-    audit_summary,
     catalog_json,
     catalog_xml,
-    compose,
     default_roots,
     deny_all,
     discover,
     is_valid_name,
-    load_agent_context,
     openat2_available,
-    parse_agent,
     parse_skill,
+)
+from skillguard.agents import (
+    AgentContext,
+    AgentFinding,
+    AgentNotFoundError,
+    AgentTools,
+    AgentValidation,
+    ComposeLimits,
+    KnowledgeFile,
+    ServedAgentContext,
+    TokenMap,
+    agent_error_code,
+    agent_tools,
+    compose,
+    load_agent_context,
+    parse_agent,
     parse_token_map,
     read_core_knowledge,
-    render_audit_report,
     validate_agent_directory,
+)
+from skillguard.audit import (
+    AuditError,
+    AuditLog,
+    Auditor,
+    LogCheck,
+    LogSetFinding,
+    LogSetVerification,
+    Verification,
+    audit_summary,
+    render_audit_report,
     verify_logs,
     verify_records,
 )
@@ -976,8 +983,12 @@ def _is_public_method(member: object) -> bool:
 def public_callables() -> set[str]:
     """Every public function, class and public method reachable from ``__all__``."""
     names: set[str] = set()
-    for name in skillguard.__all__:
-        obj = getattr(skillguard, name)
+    public = [
+        (getattr(module, name), name)
+        for module in (skillguard, skillguard.agents, skillguard.audit)
+        for name in module.__all__
+    ]
+    for obj, name in public:
         if inspect.isclass(obj):
             names.add(name)
             for attribute in dir(obj):

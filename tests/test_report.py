@@ -17,17 +17,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillguard import AuditLog, Auditor, SkillUsageError, render_audit_report
+from skillguard import SkillUsageError
 from skillguard._audit.report import _CATCH_ALL_LABELS, _KINDS, _LABEL_CHARS, _label
 from skillguard._cli.main import main
 from skillguard._core.text import find_hidden
+from skillguard.audit import AuditLog, Auditor, render_audit_report
 
 from .audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from skillguard import Verification
+    from skillguard.audit import Verification
 
 KEY = b"report key"
 _REFUSED_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2066-\u2069]")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from skillguard import render_audit_report
+from skillguard.audit import render_audit_report
 
 from .audit_logs import HOSTILE, forged_lines, swarm_records
 from .test_report import Page

@@ -21,8 +21,6 @@ from structlog.testing import capture_logs
 from skillguard import (
     AllowPolicy,
     ApprovalRequest,
-    AuditError,
-    AuditLog,
     Decision,
     EmbeddedSkills,
     Loader,
@@ -33,6 +31,7 @@ from skillguard import (
     TrustStore,
 )
 from skillguard._skills.select import CUT_MARKER, SelectionIndex, render_bounded, stem, terms
+from skillguard.audit import AuditError, AuditLog
 
 SEED_SKILLS = {
     "aide-arch-protocols": "Debug adapter protocol and language server protocol work: "

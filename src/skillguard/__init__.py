@@ -1,43 +1,23 @@
 """skillguard: a fail-secure loader for Agent Skills and agent definition files.
 
-Everything public is re-exported here; the modules behind it are private. See
-README.md for the API, threat-model.md for what it defends against.
+The public API, by area (each name has one home; the modules behind them are private):
+
+* ``skillguard``: the skill loader. Parsing (``parse_skill``), discovery, the policy, the
+  approval gate and trust store, the swarm facade (``Loader``, ``AgentSkills``), what it
+  serves (catalog, activation text, the skill tool, selection) and the error tree;
+* ``skillguard.agents``: agent definition files (parse, resolve, compose, the gate);
+* ``skillguard.audit``: the audit log, its verification, summaries and HTML report;
+* ``skillguard.testing``: Hypothesis strategies for hosts that fuzz their integration.
+
+``import skillguard`` imports the skill loader only: the agent-file line, the audit
+report and the command line are imported when a host uses them. See README.md for the
+API, threat-model.md for what it defends against.
 """
 
 from __future__ import annotations
 
-from skillguard._agents import (
-    HARNESS_PRESETS,
-    AgentContext,
-    AgentDefinition,
-    AgentFinding,
-    AgentNotFoundError,
-    AgentTools,
-    AgentValidation,
-    ComposedAgent,
-    ComposeLimits,
-    KnowledgeFile,
-    ServedAgentContext,
-    TokenMap,
-    agent_error_code,
-    agent_tools,
-    compose,
-    load_agent_context,
-    parse_agent,
-    parse_token_map,
-    read_core_knowledge,
-    validate_agent_directory,
-)
-from skillguard._audit.log import (
-    AuditError,
-    AuditLog,
-    Auditor,
-    Verification,
-    audit_summary,
-    verify_records,
-)
-from skillguard._audit.logset import LogCheck, LogSetFinding, LogSetVerification, verify_logs
-from skillguard._audit.report import render_audit_report
+from typing import TYPE_CHECKING, NoReturn
+
 from skillguard._core.errors import (
     MalformedSkillError,
     SkillContainmentError,
@@ -85,39 +65,23 @@ from skillguard._swarm.loader import Loader, UnknownSkillError
 from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
 
 __all__ = [
-    "HARNESS_PRESETS",
-    "AgentContext",
-    "AgentDefinition",
-    "AgentFinding",
     "AgentGrant",
-    "AgentNotFoundError",
     "AgentSkills",
-    "AgentTools",
-    "AgentValidation",
     "AllowPolicy",
     "ApprovalDeniedError",
     "ApprovalError",
     "ApprovalRequest",
     "ApprovalRequiredError",
-    "AuditError",
-    "AuditLog",
-    "Auditor",
-    "ComposeLimits",
-    "ComposedAgent",
     "ConsoleApprover",
     "Decision",
     "Discovery",
     "EmbeddedSkills",
     "Entry",
     "FrozenMap",
-    "KnowledgeFile",
     "Limits",
     "Listing",
     "LoadedSkill",
     "Loader",
-    "LogCheck",
-    "LogSetFinding",
-    "LogSetVerification",
     "MalformedSkillError",
     "Pin",
     "PolicyError",
@@ -131,7 +95,6 @@ __all__ = [
     "SelectedSkill",
     "Selection",
     "SelectionRegistry",
-    "ServedAgentContext",
     "Shadowed",
     "Skill",
     "SkillContainmentError",
@@ -146,34 +109,78 @@ __all__ = [
     "SkippedEntry",
     "SkippedSkill",
     "Step",
-    "TokenMap",
     "ToolDescriptor",
     "ToolInfo",
     "TrustStore",
     "UnknownSkillError",
-    "Verification",
     "YamlValue",
     "__version__",
     "activation_text",
-    "agent_error_code",
-    "agent_tools",
     "aide_roots",
-    "audit_summary",
     "catalog_json",
     "catalog_xml",
-    "compose",
     "default_roots",
     "deny_all",
     "discover",
     "is_valid_name",
-    "load_agent_context",
     "openat2_available",
-    "parse_agent",
     "parse_skill",
-    "parse_token_map",
-    "read_core_knowledge",
-    "render_audit_report",
-    "validate_agent_directory",
-    "verify_logs",
-    "verify_records",
 ]
+
+# Names that lived here before the API was split by area: a clear pointer to their home
+# instead of a bare AttributeError. They are not aliases (a name has one home).
+_MOVED = {
+    **dict.fromkeys(
+        [
+            "HARNESS_PRESETS",
+            "AgentContext",
+            "AgentDefinition",
+            "AgentFinding",
+            "AgentNotFoundError",
+            "AgentTools",
+            "AgentValidation",
+            "ComposedAgent",
+            "ComposeLimits",
+            "KnowledgeFile",
+            "ServedAgentContext",
+            "TokenMap",
+            "agent_error_code",
+            "agent_tools",
+            "compose",
+            "load_agent_context",
+            "parse_agent",
+            "parse_token_map",
+            "read_core_knowledge",
+            "validate_agent_directory",
+        ],
+        "skillguard.agents",
+    ),
+    **dict.fromkeys(
+        [
+            "AuditError",
+            "AuditLog",
+            "Auditor",
+            "Verification",
+            "audit_summary",
+            "verify_records",
+            "LogCheck",
+            "LogSetFinding",
+            "LogSetVerification",
+            "verify_logs",
+            "render_audit_report",
+        ],
+        "skillguard.audit",
+    ),
+}
+
+
+# Outside TYPE_CHECKING: a type checker and an IDE see only the real names.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> NoReturn:
+        home = _MOVED.get(name)
+        if home is not None:
+            msg = f"skillguard.{name} lives in {home}: from {home} import {name}"
+            raise AttributeError(msg, name=name, obj=None)
+        msg = f"module 'skillguard' has no attribute {name!r}"
+        raise AttributeError(msg, name=name, obj=None)
