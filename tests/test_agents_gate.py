@@ -18,16 +18,14 @@ from skillguard import (
     ApprovalDeniedError,
     ApprovalRequest,
     ApprovalRequiredError,
-    AuditError,
-    AuditLog,
     Decision,
     Loader,
     SkillContainmentError,
     SkillUsageError,
     TrustStore,
-    verify_records,
 )
 from skillguard._skills.approval import pin_key, render_request
+from skillguard.audit import AuditError, AuditLog, verify_records
 
 if TYPE_CHECKING:
     from collections.abc import Generator

@@ -25,7 +25,6 @@ from skillguard import (
     AllowPolicy,
     ApprovalDeniedError,
     ApprovalRequest,
-    AuditLog,
     ConsoleApprover,
     Decision,
     Limits,
@@ -34,10 +33,10 @@ from skillguard import (
     SkillUsageError,
     TrustStore,
     deny_all,
-    verify_records,
 )
 from skillguard._cli.main import main
 from skillguard._skills.approval import pin_key, render_request
+from skillguard.audit import AuditLog, verify_records
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -14,20 +14,16 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard import (
-    AllowPolicy,
-    ApprovalRequest,
-    AuditLog,
-    Decision,
-    Limits,
-    Loader,
-    ServedAgentContext,
-    SkillContainmentError,
-)
+from skillguard import AllowPolicy, ApprovalRequest, Decision, Limits, Loader, SkillContainmentError
 from skillguard._skills.approval import render_request
+from skillguard.audit import AuditLog
+
+if TYPE_CHECKING:
+    from skillguard.agents import ServedAgentContext
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "agents"
 POLICY = {"agents": {"orchestrator": {"skills": [], "tools": ["Read"]}}}

@@ -19,17 +19,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard import (
-    AllowPolicy,
-    ApprovalError,
-    ApprovalRequest,
-    AuditLog,
-    Decision,
-    Loader,
-    TrustStore,
-    verify_records,
-)
+from skillguard import AllowPolicy, ApprovalError, ApprovalRequest, Decision, Loader, TrustStore
 from skillguard._cli.main import main
+from skillguard.audit import AuditLog, verify_records
 from tests.test_fs_write import file_size_limit
 
 if TYPE_CHECKING:
@@ -318,7 +310,8 @@ def test_t181_a_pin_the_file_system_refuses_is_a_failed_pin(tmp_path: Path) -> N
 
 DISK_FULL = """
 import json, os, sys
-from skillguard import AllowPolicy, AuditLog, Decision, Loader, SkillError, TrustStore
+from skillguard import AllowPolicy, Decision, Loader, SkillError, TrustStore
+from skillguard.audit import AuditLog
 
 store_folder, workspace, log = sys.argv[1:4]
 # Fill the file system until it takes no more bytes.

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard import ApprovalError, AuditError, AuditLog, TrustStore
+from skillguard import ApprovalError, TrustStore
 from skillguard._fs.containment import FileLock, write_atomic
+from skillguard.audit import AuditError, AuditLog
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
