@@ -114,7 +114,7 @@ OS_EXCEPTIONS = {
     # them with the repository's place in the mount table.
     "_agents/gate.py": {"path.lexists", "path.realpath"},
     # skillguard.testing writes the caller's own scratch trees (hostile on purpose).
-    "testing.py": {
+    "testing/_workspaces.py": {
         "O_CLOEXEC",
         "O_CREAT",
         "O_EXCL",
