@@ -12,11 +12,11 @@ from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.strict_yaml import (
     Backend,
     KeyLines,
-    _syntax_error,
     default_backend,
     has_c_parser,
     load_document,
 )
+from skillguard._core.yaml_errors import syntax_error
 
 if TYPE_CHECKING:
     from skillguard._core.model import YamlValue
@@ -268,6 +268,6 @@ def test_a_hint_whose_context_differs_is_not_given() -> None:
         context="while scanning a directive",
         problem="did not find expected comment or line break",
     )
-    error = _syntax_error(exc, 2, "the frontmatter")
+    error = syntax_error(exc, 2, "the frontmatter")
     assert error.reason == "the frontmatter is not valid YAML (ScannerError)"
     assert (error.line, error.column) == (None, None)
