@@ -10,7 +10,7 @@ fed whole and as truncations. Run with atheris::
     python fuzz/strict_json_fuzzer.py WORK_CORPUS fuzz/corpus/strict_json -max_len=4096
 
 ``check`` also runs in the normal test suite as a Hypothesis test
-(tests/test_agents_compose.py).
+(tests/agents/test_compose.py).
 """
 
 # No "from __future__" import here: the OSS-Fuzz coverage build prepends its own code to

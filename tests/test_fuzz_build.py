@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from . import test_agents_compose, test_fuzz_targets
+from tests import test_fuzz_targets
+from tests.agents import test_compose as test_agents_compose
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = ROOT / "fuzz"

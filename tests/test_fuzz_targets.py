@@ -12,8 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skillguard import MalformedSkillError
-
-from .strategies import (
+from tests.strategies import (
     hostile_skill_files,
     mutated_documents,
     mutated_policies,

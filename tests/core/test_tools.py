@@ -10,8 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillguard._core.tool_rules import check_rule, covers, narrow, split_tools
-
-from .strategies import tool_rules
+from tests.strategies import tool_rules
 
 # -- splitting --------------------------------------------------------------------
 

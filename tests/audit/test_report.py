@@ -22,8 +22,7 @@ from skillguard._audit.report import _CATCH_ALL_LABELS, _KINDS, _LABEL_CHARS, _l
 from skillguard._cli.main import main
 from skillguard._core.text import find_hidden
 from skillguard.audit import AuditLog, Auditor, render_audit_report
-
-from .audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
+from tests.audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
 
 if TYPE_CHECKING:
     from pathlib import Path

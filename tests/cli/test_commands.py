@@ -230,7 +230,7 @@ def test_a_bad_policy_file_is_a_usage_error(
 
 
 def test_embedded_skills_from_a_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(Path(__file__).parent / "fixtures"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "fixtures"))
     embedded = EmbeddedSkills.from_package("skillguard_test_skills")
     assert embedded.names() == frozenset({"hello"})
     assert embedded.resources("hello") == ("references/more.md",)

@@ -32,7 +32,7 @@ from skillguard.agents import (
     parse_token_map,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "agents"
 HARNESSES = ("pi", "copilot", "claude")
 

@@ -22,7 +22,7 @@ import pytest
 from skillguard import AllowPolicy, ApprovalError, ApprovalRequest, Decision, Loader, TrustStore
 from skillguard._cli.main import main
 from skillguard.audit import AuditLog, verify_records
-from tests.test_fs_write import file_size_limit
+from tests.fs.test_fs_write import file_size_limit
 
 if TYPE_CHECKING:
     from pathlib import Path

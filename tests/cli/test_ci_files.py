@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOOD = "---\nname: {name}\ndescription: A good skill.\n---\nBody.\n"
 BAD = "---\nname: {name}\ndescription: ''\n---\nBody.\n"
 

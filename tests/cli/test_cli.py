@@ -23,7 +23,7 @@ from skillguard.testing import Workspace, hostile_workspaces, write_workspace
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

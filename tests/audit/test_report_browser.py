@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from skillguard.audit import render_audit_report
+from tests.audit_logs import HOSTILE, forged_lines, swarm_records
 
-from .audit_logs import HOSTILE, forged_lines, swarm_records
 from .test_report import Page
 
 if TYPE_CHECKING:

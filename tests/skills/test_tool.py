@@ -285,7 +285,7 @@ def test_embedded_slots_from_files_and_arguments() -> None:
 
 # -- namespaced names (seed 002) -------------------------------------------------------
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "skills" / "deploy-to-staging"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "skills" / "deploy-to-staging"
 
 
 def test_the_seed_example_loads_with_namespaces_and_is_named_by_them(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from skillguard.agents import (
 )
 from skillguard.audit import AuditLog
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "agents"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 POLICY = {"agents": {"orchestrator": {"skills": [], "tools": ["Read"]}}}
 RALPH_SOURCES = [
     "agents/ralph/agent.md",

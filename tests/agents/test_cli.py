@@ -30,7 +30,7 @@ from skillguard._cli.agent_context import run_agent_context
 from skillguard._cli.main import main
 from skillguard.agents import AgentNotFoundError, agent_error_code
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "agents"
 
 

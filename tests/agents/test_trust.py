@@ -30,7 +30,7 @@ from skillguard._cli.main import main
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._skills.approval import Pin, deny_all
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXPERT = ROOT / "tests" / "fixtures" / "agents" / "copilot" / "CSharpExpert.agent.md"
 EXAMPLES = ROOT / "examples" / "agents"
 # Public agent files whose names are no agent-name slug (github/awesome-copilot and

@@ -16,7 +16,7 @@ import pytest
 from skillguard._cli.ci import RULE_TEXT, SarifWriter, github_escape
 from skillguard._cli.main import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "skills"
 # A workflow command as GitHub's runner reads one line: ::name props::message
 _COMMAND = re.compile(r"::(?P<name>[a-z-]+) (?P<props>[^:]*)::(?P<message>.*)")
@@ -121,7 +121,7 @@ def test_t91_github_escape_follows_the_runner_rules() -> None:
 def _schema_validator() -> Any:
     """The official OASIS SARIF 2.1.0 schema (errata 01), kept unmodified as a fixture."""
     jsonschema = importlib.import_module("jsonschema")
-    schema_path = Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0.json"
+    schema_path = Path(__file__).resolve().parents[1] / "fixtures" / "sarif-schema-2.1.0.json"
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)

@@ -15,7 +15,7 @@ from skillguard import AllowPolicy, Limits, MalformedSkillError, SkillUsageError
 from skillguard._agents.envelope import agent_envelope, dumps
 from skillguard.agents import AgentDefinition, agent_tools, parse_agent
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agents"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 
 # Seed 000's example envelope, for the seed's devops-engineer agent: produced exactly.
 SEED_ENVELOPE = (

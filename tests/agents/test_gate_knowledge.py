@@ -25,7 +25,7 @@ from skillguard.audit import AuditLog
 if TYPE_CHECKING:
     from skillguard.agents import ServedAgentContext
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "agents"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 POLICY = {"agents": {"orchestrator": {"skills": [], "tools": ["Read"]}}}
 YES = Decision(approved=True, by="alice")
 # A bidi override and a tag character: each draws nothing on a screen.

@@ -14,6 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import skillguard
+import skillguard._skills.parse
 from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
 from skillguard._core.strict_yaml import has_c_parser
 from skillguard._core.text import REFUSED_RANGES
@@ -26,8 +27,7 @@ from skillguard._skills.parse import (
     name_problem,
     parse_skill_with,
 )
-
-from .strategies import hostile_skill_files, mutated_documents, render, skill_documents
+from tests.strategies import hostile_skill_files, mutated_documents, render, skill_documents
 
 
 def doc(frontmatter: str, body: str = "Body.\n") -> bytes:
@@ -1033,7 +1033,7 @@ def test_t43_real_scripts_pass_in_every_field_and_profile(text: str, profile: st
     assert (skill.description, skill.body, skill.steps[0].text) == (line, text, line)
 
 
-REAL_SKILLS = Path(__file__).parent / "fixtures" / "real_skills"
+REAL_SKILLS = Path(__file__).resolve().parents[1] / "fixtures" / "real_skills"
 
 
 @pytest.mark.parametrize("language", ["fa", "kn"])
