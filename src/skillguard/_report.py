@@ -520,19 +520,20 @@ def _counts_table(title: str, counts: _Counts) -> str:
     # always has a cell of its own and a count beside it, so no name can pass for them
     # (T116).
     notes = []
+    # The records of the names not shown: one number when every count is exact.
     fewest = max(0, counts.records - sum(most for _, most, _ in shown))
-    most = counts.records - sum(least for _, _, least in shown)
+    at_most = counts.records - sum(least for _, _, least in shown)
     if counts.names is None:
         notes.append(
             f"and more than {counts.capacity - len(shown)} other names: "
-            f"{_span(fewest, most)} records"
+            f"{_span(fewest, at_most)} records"
         )
         notes.append(
             f"over {counts.capacity} names: a count shown as a range is the least and "
             "the most that name can hold"
         )
     elif counts.names > len(shown):
-        notes.append(f"and {counts.names - len(shown)} other names: {most} records")
+        notes.append(f"and {counts.names - len(shown)} other names: {at_most} records")
     elif not rows:
         notes.append("none")
     foot = "".join(f'<tr><td class="note" colspan="2">{note}</td></tr>' for note in notes)
