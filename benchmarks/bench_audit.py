@@ -1,8 +1,9 @@
-"""Audit log throughput and memory: appends, ``audit verify`` and ``audit summarize``.
+"""Audit log throughput and memory: appends, ``audit verify``, ``summarize`` and ``report``.
 
 Usage::
 
     python benchmarks/bench_audit.py [--appends N] [--megabytes M] [--rounds R]
+        [--distinct N,N,...] [--newlines MIB]
 
 Three measurements, each against the way skillguard did it before (kept here, verbatim
 in substance, as the ``before`` contestant), interleaved round by round; the best round
@@ -20,6 +21,18 @@ counts:
   plus skillguard, nothing read) is printed too: ``after`` should sit on it whatever
   the file's size.
 
+* **distinct names**: peak memory (and seconds) of ``verify``, ``summarize`` and
+  ``report``, side by side, in fresh child processes, over logs of 10,000, 100,000 and
+  1,000,000 records (``--distinct``) in which every record names its own agent, skill,
+  event and decision: the worst case for the count tables. ``summarize (before)`` is the
+  summary whose tables were unbounded ``Counter`` objects, one entry per distinct name;
+  ``summarize`` keeps at most ``MAX_COUNTED_NAMES`` per table (``_auditcount``). There
+  is no ``audit export`` command yet: when there is, it belongs in this table.
+* **a log that breaks early**: seconds of ``verify`` and ``report`` over a file of
+  ``--newlines`` MiB of newlines (tampered at line 1). ``report (before)`` counted every
+  line after the bad one, a line at a time; ``report`` reads nothing after it, as
+  ``verify`` does.
+
 Prints each figure and the after/before ratios.
 """
 
@@ -35,22 +48,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import skillguard
 import skillguard.audit
 from skillguard._audit.log import (
+    _HEADER_EVENT,
     MAX_RECORD_BYTES,
+    Verification,
+    _checker,
     canonical,
     summarize_log,
     summarize_records,
     verify_records,
 )
+from skillguard._audit.report import render_audit_report
 from skillguard._fs.containment import FileLock, stream_lines
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 _GENESIS = "0" * 64
 
@@ -102,6 +120,38 @@ def verify_before(lines: list[str]) -> int:
     return number
 
 
+def summarize_unbounded(lines: Iterable[bytes]) -> int:
+    """The summary as it was before its tables were bounded: the chain checked as it
+    counts, one ``Counter`` entry per distinct decision, event, agent and skill."""
+    checker = _checker([], None, None, None)
+    tables: dict[str, Counter[str]] = {
+        name: Counter() for name in ("decision", "event", "agent", "skill")
+    }
+    total = 0
+    for line in lines:
+        record = checker.feed(line)
+        if isinstance(record, Verification):
+            break
+        if record.get("event") == _HEADER_EVENT:
+            continue
+        total += 1
+        tables["event"][str(record.get("event"))] += 1
+        for name in ("decision", "agent", "skill"):
+            if record.get(name):
+                tables[name][str(record[name])] += 1
+    # As the summary's result was: every table copied into a dict for the output.
+    shown = {name: dict(table) for name, table in tables.items()}
+    assert len(shown) == len(tables)
+    return total
+
+
+def report_counting_the_rest(lines: Iterable[bytes]) -> int:
+    """The report as it was: after the first bad line, every other line was counted."""
+    iterator = iter(lines)
+    result, _ = render_audit_report(iterator)
+    return result.records + sum(1 for _ in iterator)
+
+
 # -- the children: one measurement each, in a fresh process ---------------------------
 
 
@@ -120,6 +170,12 @@ def child(task: str, path: str) -> None:
         with contextlib.closing(stream_lines(path, max_line=MAX_RECORD_BYTES)) as lines:
             if task == "verify-after":
                 records = verify_records(lines).records
+            elif task == "summarize-unbounded":
+                records = summarize_unbounded(lines)
+            elif task == "report-after":
+                records = render_audit_report(lines)[0].records
+            elif task == "report-counting":
+                records = report_counting_the_rest(lines)
             else:
                 records = summarize_log(lines)[1]["records"]
     elapsed = time.perf_counter() - start
@@ -214,19 +270,102 @@ def bench_reads(folder: Path, megabytes: int, rounds: int) -> None:
         print(f"  {action:<9} after / before: {speed:.2f}x speed, {memory:.2f}x peak memory")
 
 
+def write_distinct(path: Path, count: int) -> None:
+    """A valid unkeyed chain of a header and *count* records, each naming its own
+    agent, skill, event and decision."""
+    previous = _GENESIS
+    with path.open("wb") as out:
+        for seq in range(1, count + 2):
+            if seq == 1:
+                record: dict[str, object] = {
+                    "time": "2026-11-30T12:00:00Z",
+                    "event": "log_created",
+                    "log_id": "0" * 32,
+                    "keyed": False,
+                    "version": skillguard.__version__,
+                }
+            else:
+                record = {
+                    "time": "2026-11-30T12:00:00Z",
+                    "event": f"event-{seq}",
+                    "agent": f"agent-{seq}",
+                    "skill": f"skill-{seq}",
+                    "decision": f"decision-{seq}",
+                    "reason": "a name of its own in every table",
+                    "version": skillguard.__version__,
+                }
+            record["seq"] = seq
+            record["prev_hash"] = previous
+            record["hash"] = previous = hashlib.sha256(canonical(record)).hexdigest()
+            out.write(canonical(record) + b"\n")
+
+
+def bench_distinct(folder: Path, counts: list[int]) -> None:
+    tasks = (
+        ("verify", "verify-after"),
+        ("summarize (before)", "summarize-unbounded"),
+        ("summarize", "summarize-after"),
+        ("report", "report-after"),
+    )
+    baseline = run_child("baseline", folder)["peak_kib"]
+    print("\npeak memory over logs whose every record names its own agent, skill, event")
+    print(f"and decision (child baseline {baseline / 1024:.0f} MiB; no `audit export` yet):")
+    print(f"  {'records':>9}  " + "  ".join(f"{name:>20}" for name, _ in tasks))
+    for count in counts:
+        path = folder / f"distinct-{count}.jsonl"
+        write_distinct(path, count)
+        cells = []
+        for _, task in tasks:
+            result = run_child(task, path)
+            assert result["records"] in {count, count + 1}, result
+            cells.append(f"{result['peak_kib'] / 1024:>6.0f} MiB {result['seconds']:>7.1f} s")
+        print(f"  {count:>9,}  " + "  ".join(f"{cell:>20}" for cell in cells))
+        path.unlink()
+
+
+def bench_newlines(folder: Path, mebibytes: int, rounds: int) -> None:
+    path = folder / "newlines.jsonl"
+    path.write_bytes(b"\n" * (mebibytes << 20))
+    print(f"\na log that breaks at line 1: {mebibytes} MiB of newlines (best of {rounds}):")
+    for name, task in (
+        ("verify", "verify-after"),
+        ("report (before)", "report-counting"),
+        ("report", "report-after"),
+    ):
+        seconds = min(run_child(task, path)["seconds"] for _ in range(rounds))
+        print(f"  {name:<16} {seconds:>8.3f} s")
+    path.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=5000)
     parser.add_argument("--megabytes", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--distinct",
+        default="10000,100000,1000000",
+        help="record counts of the distinct-names logs, comma-separated (empty: none)",
+    )
+    parser.add_argument("--newlines", type=int, default=10, help="MiB of newlines (0: none)")
+    parser.add_argument(
+        "--only", choices=("appends", "reads", "distinct", "newlines"), help="one measurement"
+    )
     parser.add_argument("--child", nargs=2, metavar=("TASK", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        bench_appends(Path(tmp), args.appends, args.rounds)
-        bench_reads(Path(tmp), args.megabytes, args.rounds)
+        if args.only in {None, "appends"}:
+            bench_appends(Path(tmp), args.appends, args.rounds)
+        if args.only in {None, "reads"}:
+            bench_reads(Path(tmp), args.megabytes, args.rounds)
+        counts = [int(count) for count in args.distinct.split(",") if count]
+        if args.only in {None, "distinct"} and counts:
+            bench_distinct(Path(tmp), counts)
+        if args.only in {None, "newlines"} and args.newlines:
+            bench_newlines(Path(tmp), args.newlines, args.rounds)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ ERROR_CALLS = {
     "_refuse",
     "StrictJSONError",
     "error",
+    "_os_failure",
 }
 WARNING_CALLS = {"SkillWarning", "warn"}
 

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import inspect
 import io
+import itertools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -731,6 +732,9 @@ CALLS: dict[str, Call] = {
     ),
     "AuditLog": Call(2, lambda w, a: AuditLog(v(a[0], w.tmp / "audit.log"), key=v(a[1], None))),
     "AuditLog.write": Call(1, lambda w, a: w.audit_log.write(v(a[0], {"event": "test"}))),
+    "AuditLog.repair": Call(
+        2, lambda w, a: AuditLog.repair(v(a[0], _torn_log(w)), key=v(a[1], None))
+    ),
     "Auditor": Call(1, lambda w, a: Auditor(v(a[0], None))),
     "Auditor.emit": Call(2, lambda w, a: w.auditor.emit(v(a[0], "test"), field=v(a[1], "value"))),
     "render_audit_report": Call(
@@ -968,6 +972,18 @@ def _agent_repo(w: World) -> Path:
 def _registry_file(w: World) -> Path:
     path = w.tmp / "registry.yaml"
     path.write_bytes(b"skills:\n  hello:\n    keywords: [hi]\n")
+    return path
+
+
+_TORN_LOGS = itertools.count()
+
+
+def _torn_log(w: World) -> Path:
+    """A fresh log whose last write was cut short, for ``AuditLog.repair`` to mend."""
+    path = w.tmp / f"torn-{next(_TORN_LOGS)}.log"
+    AuditLog(path)
+    with path.open("ab") as file:
+        file.write(b'{"event":"cut sh')
     return path
 
 

@@ -5,6 +5,7 @@ Test names that start with ``test_tN_`` stop threat ``TN`` of threat-model.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import io
@@ -32,7 +33,13 @@ from skillguard import (
     deny_all,
 )
 from skillguard._audit.log import (
+    MAX_COUNTED_NAMES,
     MAX_LISTED_DENIALS,
+    MAX_RECORD_BYTES,
+    MAX_SHOWN_NAMES,
+    TAMPERED,
+    TORN,
+    _Summary,
     _without_hash,
     canonical,
     parse_since,
@@ -722,7 +729,6 @@ def test_summarize_log_stops_at_the_first_bad_record(tmp_path: Path) -> None:
 
 _HOST = """
 import logging, sys
-import skillguard.audit
 import skillguard
 {setup}
 folder = sys.argv[1]
@@ -730,7 +736,7 @@ policy = skillguard.AllowPolicy.from_mapping({{"agents": {{"a": {{"skills": ["no
 loader = skillguard.Loader(
     policy,
     embedded=skillguard.EmbeddedSkills.from_directory(folder + "/embedded"),
-    audit=skillguard.audit.AuditLog(folder + "/audit.jsonl"),
+    audit=skillguard.AuditLog(folder + "/audit.jsonl"),
 )
 handle = loader.bind("a")
 handle.catalog()
@@ -739,7 +745,7 @@ try:
     handle.load("other")
 except skillguard.SkillError:
     pass
-skillguard.audit.Auditor().emit("load_denied", skill="x", decision="deny")
+skillguard.Auditor().emit("load_denied", skill="x", decision="deny")
 """
 
 
@@ -837,7 +843,9 @@ def test_t52_the_log_must_be_a_regular_file(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(AuditError) as caught:
         AuditLog(fifo)
-    assert caught.value.code == "unreadable"
+    # Opening it for writing failed: a write failure, naming the file and why (T192).
+    assert caught.value.code == "write_failed"
+    assert caught.value.reason == f"cannot open for writing {fifo}: not a regular file (EINVAL)"
     with pytest.raises(OSError):
         list(stream_lines(str(fifo), max_line=10))
     with pytest.raises(OSError):
@@ -845,17 +853,17 @@ def test_t52_the_log_must_be_a_regular_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "tail",
-    [b'{"event":"x"', b"garbage\n", b"\n"],
+    ("tail", "code"),
+    [(b'{"event":"x"', "torn_tail"), (b"garbage\n", "corrupt"), (b"\n", "corrupt")],
     ids=["torn", "not-json", "empty-line"],
 )
-def test_t27_a_bad_last_record_stops_the_writer(tmp_path: Path, tail: bytes) -> None:
+def test_t27_a_bad_last_record_stops_the_writer(tmp_path: Path, tail: bytes, code: str) -> None:
     path = tmp_path / "a.jsonl"
     AuditLog(path).write({"event": "x"})
     path.write_bytes(path.read_bytes() + tail)
     with pytest.raises(AuditError) as caught:
         AuditLog(path)
-    assert caught.value.code == "corrupt"
+    assert caught.value.code == code
 
 
 def test_t27_a_record_out_of_sequence_is_caught(tmp_path: Path) -> None:
@@ -928,3 +936,209 @@ def test_a_non_finite_number_is_tampering_and_a_corrupt_tail(tmp_path: Path, num
     path.write_text(forged + "\n")
     with pytest.raises(AuditError):
         AuditLog(str(path))
+
+
+# -- T190: a summary's memory does not grow with the names in the log -------------------
+
+
+def distinct_records(count: int, field: str = "skill") -> list[dict[str, object]]:
+    return [
+        {
+            "time": "2026-01-01T00:00:00Z",
+            "event": "load_granted",
+            "decision": "allow",
+            field: f"n{n}",
+        }
+        for n in range(count)
+    ]
+
+
+def test_t190_a_summary_keeps_a_bounded_number_of_names_per_table() -> None:
+    # Each table kept one entry per distinct name: 50,000 skill names, 50,000 entries.
+    summary = _Summary(None, None)
+    for record in distinct_records(50_000):
+        summary.add(record)
+    assert len(summary.tables["by_skill"]) == MAX_COUNTED_NAMES
+    assert summary.total == 50_000
+    shown = summary.result()
+    assert len(shown["by_skill"]) == MAX_SHOWN_NAMES
+    assert shown["records"] == 50_000
+    facts = shown["tables"]["by_skill"]
+    assert (facts["records"], facts["names"], facts["exact"], facts["more_names"]) == (
+        50_000,
+        None,
+        False,
+        None,
+    )
+    # Every listed name holds exactly one record: its range says so.
+    assert all(
+        facts["least"].get(name, count) <= 1 <= count for name, count in shown["by_skill"].items()
+    )
+    assert facts["more_records"] <= 50_000 - MAX_SHOWN_NAMES <= facts["more_records_at_most"]
+    # The other tables, with one name each, stay exact.
+    assert shown["by_decision"] == {"allow": 50_000}
+    assert shown["tables"]["by_decision"]["exact"]
+
+
+def test_t190_an_exact_table_lists_the_largest_and_counts_the_rest() -> None:
+    records = distinct_records(60, "agent") + distinct_records(5, "agent")
+    shown = summarize_records(records)
+    assert len(shown["by_agent"]) == MAX_SHOWN_NAMES
+    # n0..n4 hold two records each: the largest first.
+    assert [shown["by_agent"][f"n{n}"] for n in range(5)] == [2] * 5
+    facts = shown["tables"]["by_agent"]
+    assert facts == {
+        "records": 65,
+        "names": 60,
+        "exact": True,
+        "least": {},
+        "more_names": 20,
+        "more_records": 20,
+        "more_records_at_most": 20,
+    }
+
+
+def test_t190_a_summary_keeps_what_a_forged_value_holds_bounded() -> None:
+    long = "x" * 60_000
+    shown = summarize_records(
+        [{"event": "load_denied", "decision": "deny", "skill": long, "reason": long}]
+    )
+    assert list(shown["by_skill"]) == ["x" * 259 + "..."]
+    assert shown["denials"][0]["reason"] == "x" * 259 + "..."
+    # What the writer writes is never cut.
+    value = "y" * 259
+    assert summarize_records([{"event": "e", "skill": value}])["by_skill"] == {value: 1}
+
+
+# -- T191: a torn tail is told from an edit --------------------------------------------
+
+
+def file_lines(path: Path) -> list[bytes]:
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as lines:
+        return list(lines)
+
+
+@pytest.mark.parametrize("key", [None, b"k3y"])
+@pytest.mark.parametrize("torn", [b"{", b'{"agent":"planner","decision":"al', b"\x00" * 300])
+def test_t191_an_incomplete_last_line_is_a_torn_tail(
+    tmp_path: Path, key: bytes | None, torn: bytes
+) -> None:
+    path = tmp_path / "a.jsonl"
+    write_log(path, 3, key=key)
+    size = path.stat().st_size
+    path.write_bytes(path.read_bytes() + torn)
+    result = verify_records(file_lines(path), key=key)
+    assert (result.intact, result.status, result.line, result.offset) == (False, TORN, 5, size)
+    assert result.records == 5  # lines read, the torn one included, as for tampering
+    assert f"({len(torn)} bytes at byte {size}) has no newline" in result.reason
+    summary = summarize_log(file_lines(path), key=key)
+    assert summary[0].status == TORN
+    assert summary[1]["records"] == 3  # everything before it is summarized
+
+
+def test_t191_a_whole_last_record_without_its_newline_is_torn_too(tmp_path: Path) -> None:
+    # The writer always writes the newline with the record: without it, the write was
+    # cut short, whatever the bytes before it say.
+    path = tmp_path / "a.jsonl"
+    write_log(path, 2)
+    path.write_bytes(path.read_bytes()[:-1])
+    assert verify_records(file_lines(path)).status == TORN
+
+
+TORN_BYTES = b'{"agent":"pla'
+
+
+@pytest.mark.parametrize(
+    ("tamper", "line"),
+    [
+        pytest.param(
+            lambda lines: [lines[0], lines[1].replace(b"planner", b"PLANNER"), *lines[2:]],
+            2,
+            id="edit-before",
+        ),
+        pytest.param(lambda lines: [lines[0], *lines[2:]], 2, id="delete-before"),
+        pytest.param(lambda lines: [lines[0][:20]], 1, id="a-torn-first-line"),
+        pytest.param(lambda lines: [*lines, b"\n"], 5, id="blank-line-before"),
+        pytest.param(lambda lines: [*lines[:-1], b"x" * (MAX_RECORD_BYTES + 1)], 4, id="over-cap"),
+        pytest.param(lambda lines: [line.rstrip(b"\n") for line in lines], 5, id="no-newlines"),
+        pytest.param(lambda lines: [*lines[:-1], lines[-1][:-1]], 5, id="one-unterminated"),
+    ],
+)
+def test_t191_anything_but_a_torn_last_line_stays_tampering(
+    tmp_path: Path, tamper: Callable[[list[bytes]], list[bytes]], line: int
+) -> None:
+    # Someone who can write the log cannot pass an edit off as a torn tail: only the
+    # last line, after a chain that verifies, with every line before it whole.
+    path = tmp_path / "a.jsonl"
+    write_log(path, 3)
+    lines = tamper(file_lines(path))
+    if len(lines) > 1:
+        lines.append(TORN_BYTES)
+    result = verify_records(lines)
+    assert (result.status, result.line) == (TAMPERED, line)
+
+
+def test_t191_the_writer_names_the_command_that_mends_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(path)
+    log.write({"event": "x"})
+    path.write_bytes(path.read_bytes() + b'{"event":"y","pre')
+    for attempt in (lambda: log.write({"event": "z"}), lambda: AuditLog(path)):
+        with pytest.raises(AuditError) as caught:
+            attempt()
+        assert caught.value.code == "torn_tail"
+        assert f"`skillguard audit repair {path}`" in caught.value.reason
+
+
+# -- T192: a write failure says so, with the file and the OS's reason --------------------
+
+_FILE_SIZE_LIMIT = """
+import resource, signal, sys
+from skillguard.audit import AuditError, AuditLog
+log = AuditLog(sys.argv[1])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
+try:
+    log.write({"event": "load_granted", "reason": "r" * 500})
+except AuditError as exc:
+    print(exc.code, exc.reason, sep="\\n")
+"""
+
+
+def test_t192_a_record_cut_short_by_a_file_size_limit_is_a_write_failure(tmp_path: Path) -> None:
+    # The kernel writes up to the limit and refuses the rest (EFBIG), as a full disk
+    # does (ENOSPC): a real partial write, then a failed one.
+    path = tmp_path / "a.jsonl"
+    AuditLog(path)
+    size = path.stat().st_size
+    done = subprocess.run(
+        [sys.executable, "-c", _FILE_SIZE_LIMIT, str(path), str(size + 100)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    code, reason = done.stdout.splitlines()
+    assert code == "write_failed"
+    assert reason == f"cannot append to {path}: File too large (EFBIG)"
+    # The bytes written are a torn tail: said as such, and mended by repair.
+    assert path.stat().st_size == size + 100
+    with pytest.raises(AuditError) as caught:
+        AuditLog(path)
+    assert caught.value.code == "torn_tail"
+    assert verify_records(file_lines(path)).status == TORN
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root opens files whatever their mode")
+def test_t192_a_log_it_may_not_write_is_a_write_failure_not_unreadable(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(AuditError) as caught:
+            AuditLog(folder / "a.jsonl")
+    finally:
+        folder.chmod(0o700)
+    assert caught.value.code == "write_failed"
+    assert caught.value.reason == (
+        f"cannot open for writing {folder / 'a.jsonl.lock'}: Permission denied (EACCES)"
+    )

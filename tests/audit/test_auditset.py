@@ -8,8 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard._audit.log import _GENESIS, MAX_LISTED_DENIALS, _digest, canonical
-from skillguard._audit.logset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, summarize_logs
+from skillguard._audit.log import (
+    _GENESIS,
+    MAX_COUNTED_NAMES,
+    MAX_LISTED_DENIALS,
+    MAX_SHOWN_NAMES,
+    _digest,
+    canonical,
+)
+from skillguard._audit.logset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, _verify, summarize_logs
 from skillguard._cli.main import main
 from skillguard._core.errors import SkillUsageError
 from skillguard.audit import (
@@ -522,3 +529,34 @@ def test_t137_a_hostile_sequence_argument_is_a_usage_error(tmp_path: Path) -> No
         verify_logs(range(10**15))  # type: ignore[arg-type]
     with pytest.raises(SkillUsageError, match="between 1 and"):
         verify_logs([first], expected_records=range(10**15))
+
+
+# -- T190: the total is as bounded as one log ------------------------------------------
+
+
+def test_t190_the_merged_total_keeps_a_bounded_number_of_names(tmp_path: Path) -> None:
+    # Every file names 1,500 skills of its own, and "common" 200 times: the total of
+    # the set keeps one table's worth of names, finds the name that matters, and counts
+    # every record exactly.
+    paths = []
+    for host in ("a", "b", "c"):
+        path = tmp_path / f"{host}.jsonl"
+        log = Auditor(AuditLog(path))
+        for n in range(1500):
+            log.emit("load_granted", agent=host, skill=f"{host}-{n}", decision="allow")
+        for _ in range(200):
+            log.emit("load_granted", agent=host, skill="common", decision="allow")
+        paths.append(str(path))
+    result, summaries, merged, _ = _verify(paths, None, None, None, (None, None))
+    assert result.intact
+    assert len(merged.tables["by_skill"]) <= MAX_COUNTED_NAMES
+    total = merged.result()
+    assert total["records"] == 3 * 1700
+    assert next(iter(total["by_skill"])) == "common"
+    assert total["by_agent"] == {"a": 1700, "b": 1700, "c": 1700}
+    facts = total["tables"]["by_skill"]
+    assert (facts["records"], facts["exact"], facts["names"]) == (5100, False, None)
+    least = facts["least"].get("common", total["by_skill"]["common"])
+    assert least <= 600 <= total["by_skill"]["common"]
+    # What is kept per file is what is shown of it.
+    assert all(len(summary["by_skill"]) == MAX_SHOWN_NAMES for summary in summaries)

@@ -25,6 +25,7 @@ from skillguard.audit import AuditLog, Auditor, render_audit_report
 from tests.audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from skillguard.audit import Verification
@@ -212,7 +213,8 @@ def test_t98_a_tampered_log_names_the_line_and_shows_only_what_came_before() -> 
     assert page.state() == "tampered"
     assert "TAMPERED at line 6: edited: its hash does not match" in page.all_text
     assert "Lines 1 to 5 form a consistent chain" in page.all_text
-    assert "7 more lines after line 6 were not read" in page.all_text
+    offset = sum(len(line) for line in lines[:5])
+    assert f"Nothing after line 6 (byte {offset}) was read" in page.all_text
     assert "4 records shown" in page.all_text
     assert "KEPT" not in page.all_text
     row_lines = {int(cell) for cell in re.findall(r'<td class="n">(\d+)</td><td class="t">', raw)}
@@ -292,13 +294,19 @@ def test_t99_tables_keep_the_latest_rows_and_say_how_many_they_left_out(
 def test_t99_count_tables_keep_a_bounded_number_of_names(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("skillguard._audit.report.MAX_COUNTED_NAMES", 50)
+    monkeypatch.setattr("skillguard._audit.counts.MAX_COUNTED_NAMES", 50)
     records: list[dict[str, object]] = [
         {"time": "2026-01-01T00:00:00Z", "event": "load_granted", "skill": f"s{i}"}
         for i in range(52)
     ]
-    _, page, _ = report(records)
-    assert "more than 11 other names" in page.all_text  # 10 not shown, and the rest
+    _, page, raw = report(records)
+    # 50 names kept, 40 shown: more than 10 others, whose records are known to a range.
+    assert "and more than 10 other names: 10 to 12 records" in page.all_text
+    assert "over 50 names: a count shown as a range is the least and the most" in raw
+    # The two names that came last took the places of the two first, whose one record
+    # each they may hold: each holds 1 to 2.
+    assert '<td>s50</td><td class="n">1 to 2</td>' in raw
+    assert '<td>s51</td><td class="n">1 to 2</td>' in raw
     assert "52 records shown" in page.all_text
 
 
@@ -763,3 +771,20 @@ def test_audit_report_leaves_no_copy_of_the_log_behind_when_it_cannot_write(
     code, _, err = run(capsys, "audit", "report", log, "--output", str(tmp_path / "folder"))
     assert (code, err) == (1, "skillguard: the report cannot be written to --output\n")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["audit.jsonl", "folder"]
+
+
+def test_t190_nothing_after_the_first_bad_line_is_read() -> None:
+    # Counting the lines after it, a line at a time, made 100 MiB of newlines take
+    # minutes; verify reads nothing after the first bad line, and neither does report.
+    pulled = 0
+
+    def newlines() -> Iterator[bytes]:
+        nonlocal pulled
+        for _ in range(100_000):
+            pulled += 1
+            yield b"\n"
+
+    result, raw = render_audit_report(newlines())
+    assert (result.line, result.reason) == (1, "an empty line")
+    assert pulled == 2  # the bad line, and the one read ahead (is it the last?)
+    assert "Nothing after line 1 (byte 0) was read" in Page(raw).all_text

@@ -904,6 +904,43 @@ def test_t52_summarize_lists_the_latest_denials_and_says_how_many_more(
     assert out.count("\ndenied ") == 1000
 
 
+def test_t190_summarize_lists_the_largest_names_and_what_it_left_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from skillguard.audit import AuditLog, Auditor
+
+    path = tmp_path / "a.jsonl"
+    auditor = Auditor(AuditLog(path))
+    for index in range(45):  # 45 agents: 40 listed, 5 left out, every count exact
+        for _ in range(1 + (index < 2)):
+            auditor.emit("load_granted", agent=f"agent-{index:02d}", decision="allow")
+    code, out, _ = run(capsys, "audit", "summarize", str(path))
+    assert code == 0
+    agents = next(line for line in out.splitlines() if line.startswith("by agent: "))
+    assert agents.startswith("by agent: agent-00=2, agent-01=2, agent-02=1, ")
+    assert agents.endswith(", agent-39=1; and 5 other names: 5 records")
+    # Past 1,000 names a table is approximate, and says so.
+    for index in range(1100):
+        auditor.emit("load_denied", agent="flood", skill=f"s{index}", decision="deny")
+    code, out, _ = run(capsys, "audit", "summarize", str(path))
+    skills = next(line for line in out.splitlines() if line.startswith("by skill"))
+    assert skills.startswith(
+        "by skill (approximate, over 1000 names: a range is the least and the most a name "
+        "can hold): "
+    )
+    # The 100 names that came last took the places of the first 100, whose one record
+    # each they may hold: each of them counts 1 to 2, the 40 listed ones among them.
+    assert "): s1000=1 to 2, s1001=1 to 2, " in skills
+    assert skills.endswith("; and more than 960 other names: 1020 to 1060 records")
+    code, out, _ = run(capsys, "audit", "summarize", str(path), "--format", "json")
+    document = json.loads(out)
+    assert len(document["by_skill"]) == 40
+    assert document["tables"]["by_skill"]["exact"] is False
+    assert document["tables"]["by_skill"]["records"] == 1100
+    assert document["tables"]["by_agent"]["names"] == 46
+    assert document["by_agent"]["flood"] == 1100
+
+
 def test_t53_load_refuses_an_empty_audit_key_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from skillguard import EmbeddedSkills, MalformedSkillError, SkillNotFoundError
 from skillguard._cli.main import main
 
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "agents"
 POLICY = """\
 agents:
   planner:
@@ -338,3 +340,67 @@ def test_t31_trust_show_full_prints_exactly_what_the_digest_covers(
     assert "  | [file scripts/run.py]" in out
     assert "not UTF-8 text: 9 bytes" in out
     assert all(len(line) <= 76 for line in out.splitlines())
+
+
+# -- T192: an audit log that cannot be written says so ----------------------------------
+
+
+def in_a_mounted_tmpfs(
+    tmp_path: Path, options: str, *args: str, fill: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``python -m skillguard ARGS`` with a tmpfs mounted (*options*) at ``tmp_path/mnt``
+    in a mount namespace of its own (filled up first when *fill*): a real read-only or
+    full file system, without touching the host's."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) to mount a file system without touching the host")
+    (tmp_path / "mnt").mkdir(exist_ok=True)
+    filling = 'dd if=/dev/zero of="$mnt/fill" bs=4096 2>/dev/null; ' if fill else ""
+    command = (
+        'mnt="$2"; mount -t tmpfs -o "$1" none "$mnt" && shift 2 && '
+        f'{{ {filling}exec "{sys.executable}" -m skillguard "$@"; }}'
+    )
+    done = subprocess.run(
+        [
+            *(unshare, "--mount", "--map-root-user", "--propagation", "private"),
+            *("sh", "-c", command, "sh", options, str(tmp_path / "mnt"), *args),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if "mount" in done.stderr or "unshare" in done.stderr:
+        pytest.skip("this system does not allow a private mount namespace")
+    return done
+
+
+def test_t192_a_read_only_file_system_is_a_write_failure(
+    tmp_path: Path, setup: dict[str, str]
+) -> None:
+    # It was reported as "the audit log cannot be read".
+    log = tmp_path / "mnt" / "audit.jsonl"
+    load = ["load", *common(setup, "reader"), "--audit-log", str(log), "pdf-tools"]
+    done = in_a_mounted_tmpfs(tmp_path, "ro,size=64k", *load)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"skillguard: audit/write_failed: cannot open for writing {log}.lock: "
+        "Read-only file system (EROFS)\n"
+    )
+    context = ["agent", "context", "--agent", "devops-engineer", "--repo", str(EXAMPLE)]
+    done = in_a_mounted_tmpfs(tmp_path, "ro,size=64k", *context, "--audit-log", str(log))
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["message"] == (
+        f"cannot open for writing {log}.lock: Read-only file system (EROFS)"
+    )
+
+
+def test_t192_a_full_file_system_is_a_write_failure(tmp_path: Path, setup: dict[str, str]) -> None:
+    log = tmp_path / "mnt" / "audit.jsonl"
+    load = ["load", *common(setup, "reader"), "--audit-log", str(log), "pdf-tools"]
+    done = in_a_mounted_tmpfs(tmp_path, "size=64k", *load, fill=True)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"skillguard: audit/write_failed: cannot append to {log}: "
+        "No space left on device (ENOSPC)\n"
+    )

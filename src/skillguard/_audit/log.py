@@ -27,11 +27,24 @@ Rules (threat-model.md T27, T50-T56):
   reader: over a cap, a duplicate key, a byte that is not printable ASCII (CR, U+2028,
   NEL, FF, VT, RS, FS...), an empty line: the log is tampered with at that line. It
   never raises on the content of a line.
+* A torn tail (T191) is the one failure that is not tampering: the last line of the
+  file, after at least one verified record and every earlier line ended by its
+  ``\n``, has no ``\n`` and is no longer than a record can be. That is what a write cut
+  short by a crash or a full disk leaves, and the writer refuses to extend it
+  (``torn_tail``) until ``audit repair`` (``_auditrepair``) moves it aside. Anything
+  else, anywhere else, stays tampering.
+* Every OS error says what failed, on which path, and why (T192): a log that cannot be
+  opened, locked or appended to is ``write_failed``, one whose records cannot be read
+  back is ``unreadable``.
+* A summary's tables are bounded (``_auditcount.TopCounts``, T190): exact up to
+  ``MAX_COUNTED_NAMES`` names each, approximate with stated bounds past that; the
+  number of records is always exact.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import hmac
 import json
@@ -39,16 +52,17 @@ import logging
 import re
 import secrets
 import time
-from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import structlog
 
+from skillguard._audit.counts import MAX_COUNTED_NAMES, TopCounts
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.strict_json import loads_strict
-from skillguard._fs.containment import AppendFile, FileLock, operator_path
+from skillguard._fs.containment import AppendFile, FileLock, display_path, operator_path
 
 if TYPE_CHECKING:
     import os
@@ -56,10 +70,13 @@ if TYPE_CHECKING:
 __all__ = [
     "AUDIT_FIELDS",
     "INTACT",
+    "MAX_COUNTED_NAMES",
     "MAX_LISTED_DENIALS",
     "MAX_RECORD_BYTES",
+    "MAX_SHOWN_NAMES",
     "NEEDS_KEY",
     "TAMPERED",
+    "TORN",
     "WRONG_KEY",
     "AuditError",
     "AuditLog",
@@ -67,7 +84,10 @@ __all__ = [
     "Verification",
     "audit_summary",
     "canonical",
+    "chain",
+    "log_event",
     "parse_since",
+    "shown_table",
     "summarize_log",
     "summarize_records",
     "verify_records",
@@ -103,6 +123,12 @@ _MAX_FIELD_CHARS = 256
 # A summary lists the latest denials only, so that its memory does not grow with the log;
 # the count of all of them is always given.
 MAX_LISTED_DENIALS: Final = 1000
+# Names listed per table of a summary, largest first (as the report shows them); the
+# rest are summed on one line. Each table keeps ``MAX_COUNTED_NAMES`` to choose them.
+MAX_SHOWN_NAMES: Final = 40
+# What a summary keeps of a name, and of each field of a listed denial: the writer
+# bounds every value to 259 characters, so only a forged value is ever cut.
+_MAX_KEPT_CHARS = _MAX_FIELD_CHARS + 3
 _HEADER_EVENT = "log_created"
 _KEY_ID_LABEL = b"skillguard-key-id"
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -118,12 +144,31 @@ INTACT = "intact"
 TAMPERED = "tampered"
 NEEDS_KEY = "needs_key"
 WRONG_KEY = "wrong_key"
+# The last line is incomplete, after a verified chain: a write cut short (T191).
+TORN = "torn_tail"
 
 
 class AuditError(SkillError):
     """An audit record could not be written or read: the decision it records is void."""
 
     kind = "audit"
+
+
+def _os_reason(exc: OSError) -> str:
+    """The OS's own words for *exc*, and its errno name: ``No space left on device
+    (ENOSPC)``."""
+    code = exc.errno or errno.EIO
+    words = "a symbolic link" if code == errno.ELOOP else exc.strerror or "an OS error"
+    return f"{words} ({errno.errorcode.get(code, 'EIO')})"
+
+
+def _os_failure(code: str, doing: str, path: str, exc: OSError) -> AuditError:
+    """What failed (*doing*), on which file (the one the OS names, else *path*), and
+    why: ``write_failed`` or ``unreadable``, never one for the other (T192)."""
+    where = exc.filename if isinstance(exc.filename, str) else path
+    error = AuditError(code, f"{doing} {display_path(where)}: {_os_reason(exc)}")
+    error.__cause__ = exc
+    return error
 
 
 def _clean(value: object) -> object:
@@ -251,9 +296,12 @@ class AuditLog:
     alike) and appends the next record, so that several writers extend one chain; the
     file is re-read (its first and last line, capped) only when another writer changed
     it. Raises ``SkillUsageError`` for bad arguments, and :class:`AuditError` when the
-    log cannot be read (``unreadable``), its last or first record does not verify with
-    this key (``corrupt``), it was written with another key or without one
-    (``key_mismatch``), or a record cannot be written (``write_failed``).
+    log or its lock cannot be opened for writing, or a record cannot be written
+    (``write_failed``), the log's records cannot be read back (``unreadable``), its last
+    line is incomplete (``torn_tail``: see ``skillguard audit repair``), its last or
+    first record does not verify with this key (``corrupt``), or it was written with
+    another key or without one (``key_mismatch``). The reason of an OS failure names
+    the file and the OS's reason.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, key: bytes | None = None) -> None:
@@ -272,7 +320,9 @@ class AuditLog:
                 if self._seq == 0:
                     self._append(file, [])
         except OSError as exc:
-            raise AuditError("unreadable", "the audit log cannot be read") from exc
+            # The lock file or the log could not be opened for writing (a read-only or
+            # full file system, a folder that is not writable, not a regular file).
+            raise _os_failure("write_failed", "cannot open for writing", self.path, exc) from exc
 
     @property
     def log_id(self) -> str:
@@ -281,19 +331,30 @@ class AuditLog:
         return self._log_id
 
     def _sync(self, file: AppendFile) -> None:
-        identity = file.identity()
-        if identity == self._seen:
-            return
-        size = identity[2]
-        if size == 0:  # a new log, or one moved away (rotated): start a new chain
-            self._seq, self._last, self._log_id = 0, _GENESIS, ""
-            self._seen = identity
-            return
-        first = self._first_record(file.read_at(0, MAX_RECORD_BYTES + 1))
-        start = max(0, size - MAX_RECORD_BYTES - 2)
-        tail = file.read_at(start, size - start)
+        try:
+            identity = file.identity()
+            if identity == self._seen:
+                return
+            size = identity[2]
+            if size == 0:  # a new log, or one moved away (rotated): start a new chain
+                self._seq, self._last, self._log_id = 0, _GENESIS, ""
+                self._seen = identity
+                return
+            head = file.read_at(0, MAX_RECORD_BYTES + 1)
+            start = max(0, size - MAX_RECORD_BYTES - 2)
+            tail = file.read_at(start, size - start)
+        except OSError as exc:
+            raise _os_failure("unreadable", "cannot read", self.path, exc) from exc
+        first = self._first_record(head)
         if not tail.endswith(b"\n"):
-            raise AuditError("corrupt", "the last audit record is not complete")
+            # What a write cut short leaves (T191): say how to mend it, not just that
+            # the log is broken; ``audit repair`` checks the whole chain before it acts.
+            raise AuditError(
+                "torn_tail",
+                "the last line of the audit log is incomplete (a write cut short by a "
+                "crash or a full disk?): check it with `skillguard audit verify` and "
+                f"mend it with `skillguard audit repair {display_path(self.path)}`",
+            )
         cut = tail.rfind(b"\n", 0, len(tail) - 1)
         if cut == -1 and start > 0:
             raise AuditError("corrupt", "the last audit record is over the size cap")
@@ -351,18 +412,12 @@ class AuditLog:
             header = self._header()
             log_id = str(header["log_id"])
             records = [header, *records]
-        lines = []
-        for record in records:
-            seq += 1
-            record["seq"] = seq
-            record["prev_hash"] = last
-            last = record["hash"] = _digest(canonical(record), self._key)
-            line = canonical(record)
-            if len(line) > MAX_RECORD_BYTES:
-                raise SkillUsageError("bad_argument", "the audit record is over the size cap")
-            lines.append(line + b"\n")
+        data, seq, last = chain(records, seq, last, self._key)
         self._seen = None  # until the write is known to be whole
-        file.append(b"".join(lines))
+        try:
+            file.append(data)
+        except OSError as exc:  # a full disk, a quota, a file size limit, an I/O error
+            raise _os_failure("write_failed", "cannot append to", self.path, exc) from exc
         self._seq, self._last, self._log_id = seq, last, log_id
         self._seen = file.identity()
 
@@ -375,8 +430,44 @@ class AuditLog:
                 self._sync(file)
                 self._append(file, [record])
         except OSError as exc:
-            raise AuditError("write_failed", "the audit record could not be written") from exc
+            raise _os_failure("write_failed", "cannot open for writing", self.path, exc) from exc
         return record
+
+    @staticmethod
+    def repair(path: str | os.PathLike[str], *, key: bytes | None = None) -> dict[str, object]:
+        """Mend a log whose last line was torn by a write cut short (a crash, a full
+        disk): the torn bytes are moved to a new file beside the log, and a
+        ``log_recovered`` record chained to the last verified one says where they went,
+        how many there were and their sha256. Returns that record.
+
+        Done under the log's lock, from one descriptor of the log (no link followed),
+        and only when the whole chain verifies with *key* up to the torn line: raises
+        :class:`AuditError` ``not_torn`` for an intact log, one tampered with elsewhere,
+        or not a log, ``key_mismatch`` for a keyed log without its key (or with
+        another), ``write_failed`` / ``unreadable`` when a file cannot be written or
+        read, and ``SkillUsageError`` for bad arguments. See ``_auditrepair``.
+        """
+        from skillguard._audit.repair import repair_log  # noqa: PLC0415 - it builds on this module
+
+        return repair_log(path, key=key)
+
+
+def chain(
+    records: list[dict[str, object]], seq: int, last: str, key: bytes | None
+) -> tuple[bytes, int, str]:
+    """The lines of *records* chained after record *seq* whose hash is *last*: each gets
+    ``seq``, ``prev_hash`` and ``hash``. Returns the lines, the last seq and hash."""
+    lines = []
+    for record in records:
+        seq += 1
+        record["seq"] = seq
+        record["prev_hash"] = last
+        last = record["hash"] = _digest(canonical(record), key)
+        line = canonical(record)
+        if len(line) > MAX_RECORD_BYTES:
+            raise SkillUsageError("bad_argument", "the audit record is over the size cap")
+        lines.append(line + b"\n")
+    return b"".join(lines), seq, last
 
 
 # -- events ---------------------------------------------------------------------------
@@ -412,12 +503,18 @@ class Auditor:
         record["version"] = _version()
         if self.log is not None:
             self.log.write(record)
-        # Decided per event: a host may configure structlog after building its Loader.
-        if structlog.is_configured():
-            rest = {k: v for k, v in record.items() if k != "event"}
-            structlog.get_logger("skillguard.audit").info(event, **rest)
-        elif _STDLIB_LOGGER.isEnabledFor(logging.INFO):
-            _STDLIB_LOGGER.info("%s", _render(record), extra={"audit": record})
+        log_event(record)
+
+
+def log_event(record: Mapping[str, object]) -> None:
+    """Emit *record* on the ``skillguard.audit`` logger: through structlog when the host
+    configured it, else the stdlib logger (quiet unless the host asked for INFO)."""
+    # Decided per event: a host may configure structlog after building its Loader.
+    if structlog.is_configured():
+        rest = {k: v for k, v in record.items() if k != "event"}
+        structlog.get_logger("skillguard.audit").info(str(record["event"]), **rest)
+    elif _STDLIB_LOGGER.isEnabledFor(logging.INFO):
+        _STDLIB_LOGGER.info("%s", _render(record), extra={"audit": record})
 
 
 # -- verifying ------------------------------------------------------------------------
@@ -428,9 +525,12 @@ class Verification:
     """The result of checking a log.
 
     ``status`` is ``"intact"``, ``"tampered"`` (``line`` is the first bad record, and
-    ``reason`` says why), ``"needs_key"`` (a keyed log checked without a key) or
-    ``"wrong_key"`` (a keyed log checked with another key). ``log_id`` and ``keyed``
-    come from the log's first record once it has been read.
+    ``reason`` says why), ``"torn_tail"`` (``line`` is the last line, incomplete: a write
+    cut short after the verified records before it), ``"needs_key"`` (a keyed log
+    checked without a key) or ``"wrong_key"`` (a keyed log checked with another key).
+    ``log_id`` and ``keyed`` come from the log's first record once it has been read;
+    ``offset`` is the byte offset in the file where line ``line`` starts (each line
+    counted with its ``\\n``), when the check stopped before the end.
     """
 
     intact: bool
@@ -440,6 +540,18 @@ class Verification:
     status: str = INTACT
     log_id: str | None = None
     keyed: bool | None = None
+    offset: int | None = None
+
+
+def _with_last(lines: Iterable[object]) -> Iterator[tuple[object, bool]]:
+    """Each of *lines* and whether it is the last: one line is read ahead."""
+    iterator = iter(lines)
+    sentinel = object()
+    current = next(iterator, sentinel)
+    while current is not sentinel:
+        following = next(iterator, sentinel)
+        yield current, following is sentinel
+        current = following
 
 
 class _Checker:
@@ -452,6 +564,12 @@ class _Checker:
         self.prev = _GENESIS
         self.log_id: str | None = None
         self.keyed: bool | None = None
+        # Where the current line starts in the file, where the next one will, and
+        # whether every line so far came with its ``\n`` (lines read from a file do;
+        # lines split without it cannot tell a torn tail from an edit).
+        self.start = 0
+        self.offset = 0
+        self.ended = True
 
     def stop(self, reason: str, status: str = TAMPERED) -> Verification:
         return Verification(
@@ -462,12 +580,42 @@ class _Checker:
             status=status,
             log_id=self.log_id,
             keyed=self.keyed,
+            offset=self.start,
         )
 
-    def feed(self, raw: object) -> dict[str, object] | Verification:
+    def run(
+        self, lines: Iterable[object], sink: Callable[[dict[str, object]], None] | None = None
+    ) -> Verification | None:
+        """Check *lines* in order, handing each verified record but the header to *sink*:
+        the ``Verification`` that stopped the check, or ``None`` at the end (then call
+        ``finish``)."""
+        for raw, last in _with_last(lines):
+            result = self.feed(raw, last=last)
+            if isinstance(result, Verification):
+                return result
+            if sink is not None and result.get("event") != _HEADER_EVENT:
+                sink(result)
+        return None
+
+    def feed(self, raw: object, *, last: bool = False) -> dict[str, object] | Verification:
         """The record on *raw* (one line, with or without its ``\\n``), or the
-        ``Verification`` that ends the check there."""
+        ``Verification`` that ends the check there. *last*: no line follows."""
         self.count += 1
+        self.start = self.offset
+        if isinstance(raw, (bytes, str)):
+            ended = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
+            size = len(raw) - ended
+            self.offset += size + 1
+            if last and not ended and self.ended and self.count > 1 and size <= MAX_RECORD_BYTES:
+                # T191: only the file's last line, after a verified record, every line
+                # before it whole, and no longer than a record: what a write cut short
+                # leaves. Its content is not read: it is no record, whatever it holds.
+                return self.stop(
+                    f"the last line ({size} bytes at byte {self.start}) has no newline: "
+                    "a write cut short by a crash or a full disk",
+                    TORN,
+                )
+            self.ended = self.ended and ended
         if isinstance(raw, bytes):
             if not raw.isascii():
                 return self.stop("a byte that is not printable ASCII")
@@ -546,6 +694,7 @@ class _Checker:
                 status=TAMPERED,
                 log_id=self.log_id,
                 keyed=self.keyed,
+                offset=self.offset,
             )
         return Verification(intact=True, records=self.count, log_id=self.log_id, keyed=self.keyed)
 
@@ -585,14 +734,15 @@ def verify_records(
     *expected_log_id* (``AuditLog.log_id``) to catch another log swapped in. Use a key,
     without which anyone can rewrite the whole chain consistently.
 
+    When the lines keep their ``\\n`` (a file's lines), a last line without one, after at
+    least one verified record, is a torn tail (``status`` ``"torn_tail"``): a write cut
+    short, which ``AuditLog.repair`` mends; anything else that does not verify is
+    tampering.
+
     Never raises on the content of *lines*; raises ``SkillUsageError`` for bad arguments.
     """
     checker = _checker(lines, key, expected_records, expected_log_id)
-    for line in lines:
-        result = checker.feed(line)
-        if isinstance(result, Verification):
-            return result
-    return checker.finish(expected_records)
+    return checker.run(lines) or checker.finish(expected_records)
 
 
 # -- summarizing ----------------------------------------------------------------------
@@ -620,14 +770,48 @@ def parse_since(since: object) -> str:
     )
 
 
+_TABLES = ("by_decision", "by_event", "by_agent", "by_skill")
+
+
+def _kept(value: object) -> object:
+    """A value as a summary keeps it: a string over the writer's own bound is cut, so
+    that a forged log cannot make what is kept per name or per denial large."""
+    if isinstance(value, str) and len(value) > _MAX_KEPT_CHARS:
+        return value[:_MAX_KEPT_CHARS] + "..."
+    return value
+
+
+def shown_table(counts: TopCounts) -> tuple[dict[str, int], dict[str, Any]]:
+    """The names a summary lists of one table (the ``MAX_SHOWN_NAMES`` largest, each
+    with the most records it can hold), and what is known of the table:
+
+    ``records`` (how many records named one: exact), ``names`` (how many distinct
+    names: ``None`` once more than ``MAX_COUNTED_NAMES`` were seen), ``exact`` (every
+    count exact), ``least`` (the least count of each listed name whose count is a
+    range: approximate tables only), ``more_names`` (names not listed, ``None`` when
+    not known) and ``more_records`` .. ``more_records_at_most`` (the records of the
+    names not listed: one number when exact)."""
+    shown = counts.top(MAX_SHOWN_NAMES)
+    facts: dict[str, Any] = {
+        "records": counts.records,
+        "names": counts.names,
+        "exact": counts.exact,
+        "least": {name: least for name, most, least in shown if least < most},
+        "more_names": None if counts.names is None else counts.names - len(shown),
+        "more_records": max(0, counts.records - sum(most for _, most, _ in shown)),
+        "more_records_at_most": counts.records - sum(least for _, _, least in shown),
+    }
+    return {name: most for name, most, _ in shown}, facts
+
+
 class _Summary:
+    """Counts of the records that pass the filters, in memory that does not grow with
+    the log (T190): four bounded tables, the latest denials, exact totals."""
+
     def __init__(self, agent: str | None, since: str | None) -> None:
         self.agent = agent
         self.since = since
-        self.by_decision: Counter[str] = Counter()
-        self.by_event: Counter[str] = Counter()
-        self.by_agent: Counter[str] = Counter()
-        self.by_skill: Counter[str] = Counter()
+        self.tables = {title: TopCounts() for title in _TABLES}
         self.denials: deque[dict[str, object]] = deque(maxlen=MAX_LISTED_DENIALS)
         self.denial_count = 0
         self.total = 0
@@ -638,29 +822,39 @@ class _Summary:
         if self.since is not None and str(record.get("time", "")) < self.since:
             return
         self.total += 1
-        self.by_event[str(record.get("event"))] += 1
-        if record.get("decision"):
-            self.by_decision[str(record["decision"])] += 1
-        if record.get("agent"):
-            self.by_agent[str(record["agent"])] += 1
-        if record.get("skill"):
-            self.by_skill[str(record["skill"])] += 1
+        tables = self.tables
+        tables["by_event"].add(str(_kept(str(record.get("event")))))
+        for field, title in (
+            ("decision", "by_decision"),
+            ("agent", "by_agent"),
+            ("skill", "by_skill"),
+        ):
+            value = record.get(field)
+            if value:
+                tables[title].add(str(_kept(str(value))))
         if record.get("decision") == "deny":
             self.denial_count += 1
             self.denials.append(
-                {k: record.get(k) for k in ("time", "agent", "skill", "event", "code", "reason")}
+                {
+                    k: _kept(record.get(k))
+                    for k in ("time", "agent", "skill", "event", "code", "reason")
+                }
             )
 
+    def merge(self, other: _Summary) -> None:
+        """Add *other*'s counts (not its denials, which a set lists apart)."""
+        self.total += other.total
+        self.denial_count += other.denial_count
+        for title, counts in self.tables.items():
+            counts.merge(other.tables[title])
+
     def result(self) -> dict[str, Any]:
-        return {
-            "records": self.total,
-            "by_decision": dict(self.by_decision),
-            "by_event": dict(self.by_event),
-            "by_agent": dict(self.by_agent),
-            "by_skill": dict(self.by_skill),
-            "denials": list(self.denials),
-            "denials_total": self.denial_count,
-        }
+        document: dict[str, Any] = {"records": self.total, "tables": {}}
+        for title, counts in self.tables.items():
+            document[title], document["tables"][title] = shown_table(counts)
+        document["denials"] = list(self.denials)
+        document["denials_total"] = self.denial_count
+        return document
 
 
 def _summary(agent: object, since: object) -> _Summary:
@@ -674,6 +868,12 @@ def summarize_records(
 ) -> dict[str, Any]:
     """Counts by decision, event, agent and skill, and the latest ``MAX_LISTED_DENIALS``
     denials with their reasons (``denials_total`` counts them all).
+
+    Each table lists its ``MAX_SHOWN_NAMES`` largest names and says what it left out
+    under ``tables`` (``shown_table``); memory stays bounded whatever the records hold
+    (T190). ``records`` and ``denials_total`` are exact; so is every count while a
+    table has seen at most ``MAX_COUNTED_NAMES`` names, and past that each listed
+    count is the most that name can hold, ``tables[...]["least"]`` the least.
 
     *since* is an ISO 8601 time (``SkillUsageError`` otherwise). What is not a mapping
     is skipped: check the chain first (``summarize_log`` does both).
@@ -697,13 +897,8 @@ def summarize_log(
     summary of the records before the first bad one (all of them when intact)."""
     summary = _summary(agent, since)
     checker = _checker(lines, key, None, expected_log_id)
-    for line in lines:
-        result = checker.feed(line)
-        if isinstance(result, Verification):
-            return result, summary.result()
-        if result.get("event") != _HEADER_EVENT:
-            summary.add(result)
-    return checker.finish(None), summary.result()
+    result = checker.run(lines, summary.add) or checker.finish(None)
+    return result, summary.result()
 
 
 def audit_summary(args: object) -> str:

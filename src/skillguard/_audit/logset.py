@@ -1,6 +1,6 @@
 """Several audit logs verified together: one hash-chained file per process or host.
 
-Rules (threat-model.md T135-T137):
+Rules (threat-model.md T135-T137, T190):
 
 * Each file is checked on its own, exactly as ``verify_records`` checks one log: its own
   chain, its own key (or none), its own expected log id and record count. A file that
@@ -14,21 +14,22 @@ Rules (threat-model.md T135-T137):
   that received them fails on its own.
 * Memory is bounded by the number of files, never by their records: each file is
   streamed a line at a time, and what is kept per file is its ``Verification`` (and, for
-  a summary, its counts); a merged summary lists each file's latest denials, an equal
-  share of one bounded list (``_Denials``).
+  a summary, what is shown of its counts: each table's listed names); the merged total
+  adds each file's bounded tables into one as it goes (``_auditcount.TopCounts.merge``),
+  so it is no larger than one file's; a merged summary lists each file's latest
+  denials, an equal share of one bounded list (``_Denials``).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from skillguard._audit.log import (
-    _HEADER_EVENT,
     MAX_LISTED_DENIALS,
     MAX_RECORD_BYTES,
     Verification,
@@ -176,12 +177,9 @@ def _check_file(
     checker = _checker([], key, expected_records, expected_log_id)
     try:
         with contextlib.closing(stream_lines(path, max_line=MAX_RECORD_BYTES)) as lines:
-            for line in lines:
-                result = checker.feed(line)
-                if isinstance(result, Verification):
-                    return result
-                if summary is not None and result.get("event") != _HEADER_EVENT:
-                    summary.add(result)
+            stopped = checker.run(lines, None if summary is None else summary.add)
+            if stopped is not None:
+                return stopped
     except OSError:
         return Verification(
             intact=False,
@@ -231,7 +229,7 @@ def verify_logs(
     Never raises on what the files hold, nor when one cannot be read (its status is
     ``"unreadable"``); raises ``SkillUsageError`` for bad arguments.
     """
-    result, _, _ = _verify(paths, keys, expected_log_ids, expected_records, None)
+    result, _, _, _ = _verify(paths, keys, expected_log_ids, expected_records, None)
     return result
 
 
@@ -265,10 +263,11 @@ def _verify(
     expected_log_ids: object,
     expected_records: object,
     summarize: tuple[str | None, str | None] | None,
-) -> tuple[LogSetVerification, list[dict[str, Any]], _Denials]:
+) -> tuple[LogSetVerification, list[dict[str, Any]], _Summary, _Denials]:
     names, key_list, log_ids, counts = _arguments(paths, keys, expected_log_ids, expected_records)
-    if summarize is not None:
-        _summary(*summarize)  # the filters are checked before any file is read
+    # The filters are checked before any file is read; the total merges each file's
+    # tables as it goes, so it is as bounded as one file's (``_auditcount``).
+    total = _summary(*summarize) if summarize is not None else _summary(None, None)
     logs = []
     summaries = []
     denials = _Denials(len(names))
@@ -281,10 +280,18 @@ def _verify(
         verification = _check_file(path, key, log_id, count, summary)
         logs.append(LogCheck(path=path, verification=verification))
         if summary is not None:
+            # What is kept per file is what is shown of it: its listed names, not its
+            # whole tables, so memory grows with the files by a bounded amount each.
             counts_only = summary.result()
             denials.keep(path, counts_only.pop("denials"))
             summaries.append(counts_only)
-    return LogSetVerification(logs=tuple(logs), findings=_findings(logs)), summaries, denials
+            total.merge(summary)
+    return (
+        LogSetVerification(logs=tuple(logs), findings=_findings(logs)),
+        summaries,
+        total,
+        denials,
+    )
 
 
 def summarize_logs(
@@ -296,21 +303,14 @@ def summarize_logs(
     since: str | None = None,
 ) -> tuple[LogSetVerification, list[dict[str, Any]], dict[str, Any]]:
     """``verify_logs`` and, in the same pass, each file's counts (of the records before
-    its first bad one; no denials listed) and the merged total: counts added up, and each
-    file's latest denials (an equal share of ``MAX_LISTED_DENIALS``) in time order, each
-    labelled with its file (``log``). Memory grows with the number of files, never with
-    their records."""
-    result, summaries, denials = _verify(paths, keys, expected_log_ids, None, (agent, since))
-    total: dict[str, Any] = {"records": 0, "denials_total": 0}
-    counters: dict[str, Counter[str]] = {
-        name: Counter() for name in ("by_decision", "by_event", "by_agent", "by_skill")
-    }
-    for summary in summaries:
-        total["records"] += summary["records"]
-        total["denials_total"] += summary["denials_total"]
-        for name, counter in counters.items():
-            counter.update(summary[name])
-    for name, counter in counters.items():
-        total[name] = dict(counter)
+    its first bad one; no denials listed) and the merged total: counts added up (each
+    table bounded as one file's is, exact while it has seen at most
+    ``MAX_COUNTED_NAMES`` names), and each file's latest denials (an equal share of
+    ``MAX_LISTED_DENIALS``) in time order, each labelled with its file (``log``). Memory
+    grows with the number of files, never with their records."""
+    result, summaries, merged, denials = _verify(
+        paths, keys, expected_log_ids, None, (agent, since)
+    )
+    total = merged.result()
     total["denials"] = denials.listed()
     return result, summaries, total

@@ -13,11 +13,15 @@ Rules (threat-model.md T95-T99, T116):
   one filter script, by hash. The page reads fully with scripts disabled: the script
   only shows a filter box that is otherwise hidden.
 * Verification comes first and decides what is shown. Records are shown only up to the
-  first bad line, since nothing after it is proven: the lines after it are counted, not
-  read. A keyed log checked without its key (or with another key) shows no record at all.
+  first bad line, since nothing after it is proven, and nothing after it is read (as
+  ``audit verify`` reads nothing after it: a log that breaks early costs nothing to
+  report on, T190). A torn tail (T191) is said as such, with what mends it. A keyed log
+  checked without its key (or with another key) shows no record at all.
 * Memory and page size are bounded whatever the log's size: the log is streamed once
-  through the chain check; counts keep at most ``MAX_COUNTED_NAMES`` names per table (the
-  rest are counted together); each per-record table keeps the latest
+  through the chain check; counts keep at most ``MAX_COUNTED_NAMES`` names per table
+  (``_auditcount.TopCounts``: exact up to that many names, then each count a range
+  that a flood of names cannot push a large count out of); each per-record table keeps
+  the latest
   ``MAX_TABLE_ROWS`` rows and says how many earlier ones it left out; the timeline has
   at most ``MAX_LANES`` agent lanes of ``TIMELINE_BINS`` bins, whose width doubles as the
   log grows. Counts always cover every record the filters let through.
@@ -42,10 +46,11 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from skillguard._audit.counts import MAX_COUNTED_NAMES, TopCounts
 from skillguard._audit.log import (
-    _HEADER_EVENT,
     INTACT,
     NEEDS_KEY,
+    TORN,
     WRONG_KEY,
     Verification,
     _checker,
@@ -71,8 +76,6 @@ __all__ = [
 MAX_TABLE_ROWS: Final = 500
 # A value the Auditor writes is at most 259 characters; longer ones were forged.
 MAX_CELL_CHARS: Final = 260
-# Distinct names per count table: a forged log with a million agent names costs no more.
-MAX_COUNTED_NAMES: Final = 1000
 # Shown per count table, largest first; the rest are summed in one row.
 _SHOWN_COUNTS = 40
 # Agent lanes on the timeline; later agents share one lane.
@@ -157,22 +160,12 @@ def _name(value: object) -> str | None:
     return str(value)[: MAX_CELL_CHARS + 1]
 
 
-class _Counts:
-    """Counts by name, keeping at most ``MAX_COUNTED_NAMES`` names."""
+class _Counts(TopCounts):
+    """Counts by name (``TopCounts``), a missing or empty name not counted."""
 
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-        self.uncounted = 0
-
-    def add(self, name: str | None) -> None:
-        if name is None:
-            return
-        if name in self.counts:
-            self.counts[name] += 1
-        elif len(self.counts) < MAX_COUNTED_NAMES:
-            self.counts[name] = 1
-        else:
-            self.uncounted += 1
+    def count(self, name: str | None) -> None:
+        if name is not None:
+            self.add(name)
 
 
 @attrs.define
@@ -267,10 +260,10 @@ class _Collector:
         if self.first_time is None:
             self.first_time = time
         self.last_time = time
-        self.by_decision.add(_name(record.get("decision")))
-        self.by_event.add(_name(record.get("event")))
-        self.by_agent.add(agent)
-        self.by_skill.add(_name(record.get("skill")))
+        self.by_decision.count(_name(record.get("decision")))
+        self.by_event.count(_name(record.get("event")))
+        self.by_agent.count(agent)
+        self.by_skill.count(_name(record.get("skill")))
         for table in _table_of(record):
             rows = self.tables[table]
             rows.total += 1
@@ -374,6 +367,7 @@ h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
 .intact{border-color:#1a7f37;background:#dafbe1}
 .unkeyed{border-color:#9a6700;background:#fff8c5}
 .tampered{border-color:#cf222e;background:#ffebe9}
+.torn{border-color:#bc4c00;background:#fff1e5}
 .needs-key,.wrong-key{border-color:#8250df;background:#fbefff}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}
@@ -520,24 +514,38 @@ def _timeline_svg(timeline: _Timeline) -> str:
     return "\n".join(out)
 
 
+def _span(least: int, most: int) -> str:
+    return str(most) if least == most else f"{least} to {most}"
+
+
 def _counts_table(title: str, counts: _Counts) -> str:
-    ordered = sorted(counts.counts.items(), key=lambda item: (-item[1], item[0]))
-    shown, rest = ordered[:_SHOWN_COUNTS], ordered[_SHOWN_COUNTS:]
-    rows = [f'<tr><td>{_cell(name)}</td><td class="n">{count}</td></tr>' for name, count in shown]
+    shown = counts.top(_SHOWN_COUNTS)
+    rows = [
+        f'<tr><td>{_cell(name)}</td><td class="n">{_span(least, most)}</td></tr>'
+        for name, most, least in shown
+    ]
     # The page's own rows span both columns, in the table's foot: a name from the log
     # always has a cell of its own and a count beside it, so no name can pass for them
     # (T116).
-    foot = ""
-    others = sum(count for _, count in rest) + counts.uncounted
-    if others:
-        names = len(rest) + (counts.uncounted and 1)
-        more = "more than " if counts.uncounted else ""
-        foot = (
-            f'<tfoot><tr><td class="note" colspan="2">and {more}{names} other names: '
-            f"{others} records</td></tr></tfoot>"
+    notes = []
+    # The records of the names not shown: one number when every count is exact.
+    fewest = max(0, counts.records - sum(most for _, most, _ in shown))
+    at_most = counts.records - sum(least for _, _, least in shown)
+    if counts.names is None:
+        notes.append(
+            f"and more than {counts.capacity - len(shown)} other names: "
+            f"{_span(fewest, at_most)} records"
         )
+        notes.append(
+            f"over {counts.capacity} names: a count shown as a range is the least and "
+            "the most that name can hold"
+        )
+    elif counts.names > len(shown):
+        notes.append(f"and {counts.names - len(shown)} other names: {at_most} records")
     elif not rows:
-        foot = '<tfoot><tr><td class="note" colspan="2">none</td></tr></tfoot>'
+        notes.append("none")
+    foot = "".join(f'<tr><td class="note" colspan="2">{note}</td></tr>' for note in notes)
+    foot = f"<tfoot>{foot}</tfoot>" if foot else ""
     return (
         f"<table><thead><tr><th>{title}</th><th>records</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody>{foot}</table>"
@@ -576,7 +584,7 @@ def _records_table(title: str, anchor: str, rows: _Rows, columns: tuple[str, ...
     )
 
 
-def _banner(result: Verification, unread: int, expected_log_id: str | None) -> str:
+def _banner(result: Verification, expected_log_id: str | None) -> str:
     """What the chain check found, in words (the colour repeats it, never alone)."""
     log_id = f"<code>{_cell(result.log_id)}</code>" if result.log_id else "unknown"
     facts = f"<p>Log id {log_id}; {result.records} lines read.</p>"
@@ -627,10 +635,23 @@ def _banner(result: Verification, unread: int, expected_log_id: str | None) -> s
             "they prove only that no single record among them was edited alone. Nothing "
             "after them is shown."
         )
+    if result.status == TORN:
+        return (
+            '<section class="banner torn" id="verdict" data-state="torn-tail">'
+            f'<p class="verdict">&#9888; TORN TAIL at line {line} (byte {result.offset}): '
+            "the last write was cut short</p>"
+            f"<p>{proven}</p><p>The last line has no newline: {_cell(result.reason)}. It "
+            "is not read and is no record. Writers refuse this log until "
+            "<code>skillguard audit repair</code> moves those bytes to a file beside it "
+            "and records that it did.</p>"
+            f"{facts}</section>"
+        )
+    # Stopped at a line (not at the end, short of an expected count): nothing after it
+    # was read.
     after = (
-        f"<p>{unread} more lines after line {line} were not read: nothing after the first "
-        "bad line is verified.</p>"
-        if unread
+        f"<p>Nothing after line {line} (byte {result.offset}) was read: nothing after the "
+        "first bad line is verified.</p>"
+        if result.line == result.records and result.offset is not None
         else ""
     )
     return (
@@ -640,12 +661,7 @@ def _banner(result: Verification, unread: int, expected_log_id: str | None) -> s
     )
 
 
-def _page(
-    result: Verification,
-    collected: _Collector,
-    unread: int,
-    expected_log_id: str | None,
-) -> str:
+def _page(result: Verification, collected: _Collector, expected_log_id: str | None) -> str:
     from skillguard._core.version import __version__  # noqa: PLC0415 - the package imports this module
 
     filters = [
@@ -669,7 +685,7 @@ def _page(
         "<title>skillguard audit report</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>skillguard audit report</h1>",
-        _banner(result, unread, expected_log_id),
+        _banner(result, expected_log_id),
     ]
     if shown_body:
         # The times are the log's words inside the page's sentence: set apart as code,
@@ -766,19 +782,10 @@ def render_audit_report(
     if agent is not None and not isinstance(agent, str):
         raise SkillUsageError("bad_argument", "agent must be a str")
     collected = _Collector(agent, None if since is None else parse_since(since), _until(until))
-    iterator = iter(lines)
-    result: Verification | None = None
-    for line in iterator:
-        fed = checker.feed(line)
-        if isinstance(fed, Verification):
-            result = fed
-            break
-        if fed.get("event") != _HEADER_EVENT:
-            collected.add(checker.count, fed)
-    unread = 0
-    if result is None:
-        result = checker.finish(expected_records)
-    else:
-        # Counted, never parsed: nothing after the first bad line is shown.
-        unread = sum(1 for _ in iterator)
-    return result, _page(result, collected, unread, expected_log_id)
+    # Nothing after the first bad line is read, as ``audit verify`` reads nothing after
+    # it: counting the rest a line at a time made a log of newlines cost seconds per
+    # megabyte to report on (T190).
+    result = checker.run(
+        lines, lambda record: collected.add(checker.count, record)
+    ) or checker.finish(expected_records)
+    return result, _page(result, collected, expected_log_id)

@@ -15,9 +15,11 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from skillguard._audit.log import (
+    MAX_COUNTED_NAMES,
     MAX_RECORD_BYTES,
     NEEDS_KEY,
     TAMPERED,
+    TORN,
     WRONG_KEY,
     AuditLog,
     Auditor,
@@ -62,6 +64,7 @@ __all__ = [
     "report",
     "run_audit",
     "run_audit_logs",
+    "run_audit_repair",
     "run_audit_report",
     "run_catalog",
     "run_load",
@@ -76,6 +79,8 @@ EXIT_USAGE = 2
 # another key, is neither intact nor proven tampered with.
 EXIT_NEEDS_KEY = 3
 EXIT_WRONG_KEY = 4
+# A torn tail (T191): the records before it verify, and ``audit repair`` mends it.
+EXIT_TORN = 5
 _MAX_KEY_BYTES = 4096
 # Workspace signals are file names and the like: 64 KiB is thousands of them.
 _MAX_CONTEXT_BYTES = 64 * 1024
@@ -312,6 +317,11 @@ def _verdict(result: Verification) -> tuple[int, str]:
         return EXIT_NEEDS_KEY, "keyed: needs its key (--key-file)"
     if result.status == WRONG_KEY:
         return EXIT_WRONG_KEY, "wrong key: the log was keyed with another key"
+    if result.status == TORN:
+        return EXIT_TORN, (
+            f"torn tail: line {result.line}: {terminal_line(result.reason)}; the "
+            f"{result.records - 1} records before it verify: `skillguard audit repair` mends it"
+        )
     return EXIT_FAILED, f"tampered: line {result.line}: {terminal_line(result.reason)}"
 
 
@@ -336,6 +346,8 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     args.expect_records = args.expect_records[0] if args.expect_records else None
     if args.action == "report":
         return run_audit_report(args, out, err)
+    if args.action == "repair":
+        return run_audit_repair(args, out, err)
     key = _key(args.key_file) if args.key_file else None
     expected_log_id = args.expect_log_id
     try:
@@ -363,7 +375,7 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if summary is None:
         out.write(f"{verdict}\n")
         return code
-    if not result.intact and (result.line == 1 or result.status != TAMPERED):
+    if not result.intact and (result.line == 1 or result.status not in {TAMPERED, TORN}):
         # Nothing was verified: a file that is not a log, or a log we cannot check.
         err.write(f"skillguard: {verdict}\n")
         return code
@@ -413,14 +425,55 @@ def run_audit_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+def run_audit_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``audit repair``: move a torn tail aside and record it (``AuditLog.repair``);
+    a refusal (an intact log, one tampered with, no key) is an ``AuditError``."""
+    del err  # refusals are reported by the caller (``report``)
+    given = (args.expect_records, args.expect_log_id, args.agent, args.since, args.until)
+    if any(value is not None for value in (*given, args.output)):
+        raise SkillUsageError("bad_argument", "audit repair takes FILE and --key-file only")
+    record = AuditLog.repair(args.file, key=_key(args.key_file) if args.key_file else None)
+    out.write(
+        f"repaired: {record['size']} torn bytes moved to {terminal_line(str(record['path']))}; "
+        f"log_recovered written as record {record['seq']}\n"
+    )
+    return EXIT_OK
+
+
+def _span(least: int, most: int) -> str:
+    return str(most) if least == most else f"{least} to {most}"
+
+
+def _table_line(title: str, listed: dict[str, int], facts: dict[str, Any]) -> str:
+    """One table of a summary as text: its listed names, largest first (a range when
+    the table is approximate), and what it left out (T190)."""
+    least = facts["least"]
+    entries = ", ".join(
+        f"{safe_repr(str(name))[1:-1]}={_span(least.get(name, most), most)}"
+        for name, most in sorted(listed.items(), key=lambda item: (-item[1], item[0]))
+    )
+    label = title.replace("_", " ")
+    if not facts["exact"]:
+        label += (
+            f" (approximate, over {MAX_COUNTED_NAMES} names: a range is the least and the "
+            "most a name can hold)"
+        )
+    line = f"{label}: {entries or '-'}"
+    records = _span(facts["more_records"], facts["more_records_at_most"])
+    if facts["more_names"] is None:
+        line += f"; and more than {MAX_COUNTED_NAMES - len(listed)} other names: {records} records"
+    elif facts["more_names"]:
+        line += f"; and {facts['more_names']} other names: {records} records"
+    return line
+
+
 def _write_counts(out: TextIO, summary: dict[str, Any]) -> None:
     """A summary as text: counts, then the listed denials (with their log when merged)."""
     out.write(f"{summary['records']} records\n")
-    for title in ("by_decision", "by_agent", "by_skill"):
-        counts = ", ".join(
-            f"{safe_repr(str(k))[1:-1]}={v}" for k, v in sorted(summary[title].items())
-        )
-        out.write(f"{title.replace('_', ' ')}: {counts or '-'}\n")
+    out.writelines(
+        _table_line(title, summary[title], summary["tables"][title]) + "\n"
+        for title in ("by_decision", "by_agent", "by_skill")
+    )
     if "denials" not in summary:  # one log of a set: its denials are listed in the total
         out.write(f"denials: {summary['denials_total']}\n")
         return
@@ -438,8 +491,9 @@ def _write_counts(out: TextIO, summary: dict[str, Any]) -> None:
 
 # The exit status of several logs is the worst of theirs, in this order: a log tampered
 # with (or unreadable, or two files holding one log) outranks one checked with the
-# wrong key, which outranks one that needed a key and got none.
-_SEVERITY = {EXIT_OK: 0, EXIT_NEEDS_KEY: 1, EXIT_WRONG_KEY: 2, EXIT_FAILED: 3}
+# wrong key, which outranks one that needed a key and got none, which outranks a torn
+# tail (every record before it verified).
+_SEVERITY = {EXIT_OK: 0, EXIT_TORN: 1, EXIT_NEEDS_KEY: 2, EXIT_WRONG_KEY: 3, EXIT_FAILED: 4}
 
 
 def _per_file(values: list[Any] | None, count: int, what: str) -> list[Any] | None:
@@ -490,8 +544,10 @@ def _set_verdicts(result: LogSetVerification) -> tuple[int, list[str]]:
 def run_audit_logs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``audit verify`` and ``audit summarize`` of several logs (one per process or host):
     each checked on its own, then across them; the exit status is the worst of theirs."""
-    if args.action == "report":
-        err.write("skillguard: audit report takes one FILE (one --key-file, --expect-* each)\n")
+    if args.action in {"report", "repair"}:
+        err.write(
+            f"skillguard: audit {args.action} takes one FILE (one --key-file, --expect-* each)\n"
+        )
         return EXIT_USAGE
     options = _set_arguments(args)
     if args.action == "verify":

@@ -1,15 +1,15 @@
 """The ``skillguard`` command line.
 
 Exit codes: 0 when every result is ok, 1 when any failed, 2 on a usage error; ``audit``
-adds 3 (a keyed log checked without its key) and 4 (with another key). A reader that
-goes away (``| head``) ends any command quietly with 141, the status a shell reports
-for a Unix tool ended by SIGPIPE. No traceback reaches the terminal whatever the input:
-an unexpected exception while checking one path becomes a failed result of kind
-``internal`` (and is a bug). Everything printed that came from disk (paths, keys,
-messages) goes through ``_text.terminal_line`` first (threat-model.md T13, T42): no
-control sequence, C1 control, bidi override or invisible character reaches the terminal
-raw. The command line configures no logging: audit events go to ``--audit-log`` (hash
-chained), never to stdout, which carries the command's output.
+adds 3 (a keyed log checked without its key), 4 (with another key) and 5 (a torn tail).
+A reader that goes away (``| head``) ends any command quietly with 141, the status a
+shell reports for a Unix tool ended by SIGPIPE. No traceback reaches the terminal
+whatever the input: an unexpected exception while checking one path becomes a failed
+result of kind ``internal`` (and is a bug). Everything printed that came from disk
+(paths, keys, messages) goes through ``_text.terminal_line`` first (threat-model.md T13,
+T42): no control sequence, C1 control, bidi override or invisible character reaches the
+terminal raw. The command line configures no logging: audit events go to ``--audit-log``
+(hash chained), never to stdout, which carries the command's output.
 """
 
 from __future__ import annotations
@@ -305,13 +305,14 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
 
     audit = commands.add_parser(
         "audit",
-        help="verify, summarize or report on an audit log (an HTML page); verify and"
-        " summarize take several logs, one per process or host",
+        help="verify, summarize or report on an audit log (an HTML page), or repair its"
+        " torn tail; verify and summarize take several logs, one per process or host",
     )
     audit.add_argument(
         "action",
-        choices=("verify", "summarize", "report"),
-        help="verify the chain, summarize the log, or write its HTML report",
+        choices=("verify", "summarize", "report", "repair"),
+        help="verify the chain, summarize the log, write its HTML report, or move a torn"
+        " last line aside and record it",
     )
     audit.add_argument(
         "file",
@@ -337,7 +338,8 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
         "--expect-log-id",
         metavar="ID",
         action="append",
-        help="the log id shipped elsewhere (catches another log swapped in; once per FILE)",
+        help="verify, summarize, report: the log id shipped elsewhere (catches another log"
+        " swapped in; once per FILE)",
     )
     audit.add_argument("--agent", help="summarize, report: only this agent")
     audit.add_argument(

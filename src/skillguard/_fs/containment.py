@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import heapq
 import os
 import re
@@ -52,7 +53,7 @@ from skillguard._core.text import find_hidden, reveal
 from skillguard._fs.write import CREATE_NEW, FileLock, open_regular, write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator
+    from collections.abc import Callable, Generator, Iterator
     from types import TracebackType
     from typing import TextIO
 
@@ -81,6 +82,7 @@ __all__ = [
     "split_operator_path",
     "stream_lines",
     "write_atomic",
+    "write_new_file",
 ]
 
 SKILL_FILE = "SKILL.md"
@@ -985,26 +987,32 @@ def stream_lines(path: str, *, max_line: int) -> Generator[bytes, None, None]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
-        remaining = info.st_size
-        pending = b""
-        while remaining > 0 and (chunk := os.read(fd, min(_STREAM_CHUNK, remaining))):
-            remaining -= len(chunk)
-            buffer = pending + chunk if pending else chunk
-            start = 0
-            while (end := buffer.find(b"\n", start)) != -1:
-                if end - start > max_line:
-                    yield buffer[start : start + max_line + 1]
-                    return
-                yield buffer[start : end + 1]
-                start = end + 1
-            pending = buffer[start:]
-            if len(pending) > max_line:
-                yield pending[: max_line + 1]
-                return
-        if pending:
-            yield pending
+        yield from _split_lines(lambda size: os.read(fd, size), info.st_size, max_line)
     finally:
         os.close(fd)
+
+
+def _split_lines(
+    read: Callable[[int], bytes], remaining: int, max_line: int
+) -> Generator[bytes, None, None]:
+    """The lines of the next *remaining* bytes that *read* gives (``stream_lines``)."""
+    pending = b""
+    while remaining > 0 and (chunk := read(min(_STREAM_CHUNK, remaining))):
+        remaining -= len(chunk)
+        buffer = pending + chunk if pending else chunk
+        start = 0
+        while (end := buffer.find(b"\n", start)) != -1:
+            if end - start > max_line:
+                yield buffer[start : start + max_line + 1]
+                return
+            yield buffer[start : end + 1]
+            start = end + 1
+        pending = buffer[start:]
+        if len(pending) > max_line:
+            yield pending[: max_line + 1]
+            return
+    if pending:
+        yield pending
 
 
 def _require_regular(fd: int, path: str) -> None:
@@ -1015,13 +1023,14 @@ def _require_regular(fd: int, path: str) -> None:
 class AppendFile:
     """An operator's append-only log file, held open for one locked update.
 
-    Opened ``O_RDWR|O_APPEND|O_CREAT|O_NOFOLLOW|O_NONBLOCK`` (created 0600) and refused
-    unless ``fstat`` shows a regular file; ``OSError`` otherwise. Reads are positional
-    (``pread``) and bounded by the caller; every append is one ``write`` loop at the end.
+    Opened ``O_RDWR|O_APPEND|O_CREAT|O_NOFOLLOW|O_NONBLOCK`` (created 0600; not created
+    when *create* is false) and refused unless ``fstat`` shows a regular file; ``OSError``
+    otherwise. Reads are positional (``pread``) and bounded by the caller; every append
+    is one ``write`` loop at the end.
     """
 
-    def __init__(self, path: str) -> None:
-        fd = os.open(path, _LOG_FLAGS, 0o600)
+    def __init__(self, path: str, *, create: bool = True) -> None:
+        fd = os.open(path, _LOG_FLAGS if create else _LOG_FLAGS & ~os.O_CREAT, 0o600)
         try:
             _require_regular(fd, path)
         except OSError:
@@ -1049,10 +1058,93 @@ class AppendFile:
             size -= len(chunk)
         return b"".join(chunks)
 
+    def lines(self, *, max_line: int) -> Generator[bytes, None, None]:
+        """The file's lines as ``stream_lines`` gives them, read from this descriptor
+        (never by the path again) up to the size it has now."""
+        offset = 0
+
+        def read(size: int) -> bytes:
+            nonlocal offset
+            chunk = os.pread(self._fd, size, offset)
+            offset += len(chunk)
+            return chunk
+
+        yield from _split_lines(read, self.identity()[2], max_line)
+
     def append(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view) :]
+
+    def replace_tail(self, offset: int, data: bytes) -> None:
+        """Write *data* over the file from *offset*, cut the file just after it, and
+        sync. The one write that is not an append (``audit repair``): the new bytes are
+        written before the old ones are cut, so a crash between the two leaves them
+        both, never neither."""
+        flags = fcntl.fcntl(self._fd, fcntl.F_GETFL)
+        # pwrite on a descriptor opened O_APPEND writes at the end on Linux.
+        fcntl.fcntl(self._fd, fcntl.F_SETFL, flags & ~os.O_APPEND)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.pwrite(self._fd, view, offset)
+                view = view[written:]
+                offset += written
+            os.ftruncate(self._fd, offset)
+            os.fsync(self._fd)
+        finally:
+            fcntl.fcntl(self._fd, fcntl.F_SETFL, flags)
+
+
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_SAME_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def write_new_file(path: str, data: bytes) -> bool:
+    """Create *path* (0600) holding *data*, synced with its folder, and ``True``; never
+    over anything that is there (``O_EXCL``, and no link followed). ``False`` when a
+    regular file holding exactly *data* is there already (a run cut short that is run
+    again); ``FileExistsError`` when anything else is, ``OSError`` on any other failure
+    (the new file is then removed)."""
+    try:
+        fd = os.open(path, _NEW_FILE_FLAGS, 0o600)
+    except FileExistsError:
+        if _holds_exactly(path, data):
+            return False
+        raise
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    os.close(fd)
+    folder = os.open(os.path.dirname(os.path.abspath(path)), _DIR_FLAGS)
+    try:
+        os.fsync(folder)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # a file system that cannot sync a folder
+            raise
+    finally:
+        os.close(folder)
+    return True
+
+
+def _holds_exactly(path: str, data: bytes) -> bool:
+    try:
+        fd = os.open(path, _SAME_FILE_FLAGS)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            return False
+        return os.pread(fd, len(data) + 1, 0) == data
+    finally:
+        os.close(fd)
 
 
 # -- generated files (composed agents) ------------------------------------------------
