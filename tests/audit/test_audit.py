@@ -730,13 +730,14 @@ def test_summarize_log_stops_at_the_first_bad_record(tmp_path: Path) -> None:
 _HOST = """
 import logging, sys
 import skillguard
+import skillguard.audit
 {setup}
 folder = sys.argv[1]
 policy = skillguard.AllowPolicy.from_mapping({{"agents": {{"a": {{"skills": ["notes"]}}}}}})
 loader = skillguard.Loader(
     policy,
     embedded=skillguard.EmbeddedSkills.from_directory(folder + "/embedded"),
-    audit=skillguard.AuditLog(folder + "/audit.jsonl"),
+    audit=skillguard.audit.AuditLog(folder + "/audit.jsonl"),
 )
 handle = loader.bind("a")
 handle.catalog()
@@ -745,7 +746,7 @@ try:
     handle.load("other")
 except skillguard.SkillError:
     pass
-skillguard.Auditor().emit("load_denied", skill="x", decision="deny")
+skillguard.audit.Auditor().emit("load_denied", skill="x", decision="deny")
 """
 
 
