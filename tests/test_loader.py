@@ -32,6 +32,7 @@ from skillguard import (
     MalformedSkillError,
     SkillContainmentError,
     SkillNotFoundError,
+    SkillRoots,
     SkillUsageError,
     TrustStore,
     UnknownSkillError,
@@ -742,6 +743,7 @@ def test_an_authorized_workspace_skill_that_does_not_parse_is_reported_as_malfor
     [
         {"embedded": "x"},
         {"profile": "evil"},
+        {"namespaces": "yes"},
         {"limits": {"max_skill_bytes": 1}},
         {"trust_store": "trust.json"},
         {"show_unapproved_descriptions": "yes"},
@@ -954,3 +956,86 @@ def test_t128_a_pin_outlives_deactivate(world: dict[str, Path]) -> None:
     assert len(store.pins()) == 1  # the operator's pin is not the agent's to drop
     planner.load("notes")  # asked again: the trust store answers from the pin
     assert asked == ["notes"]
+
+
+# -- one source of truth for how the workspace is read (T170) -------------------------
+
+COMPAT_ONLY = (
+    "---\nname: notes\ndescription: Compat notes.\ncompatibility:\n  min_agent_version: '3'\n"
+    "---\nBody.\n"
+)
+
+
+def test_t170_a_skill_a_compat_workspace_lists_is_one_load_serves(tmp_path: Path) -> None:
+    write(tmp_path / "notes", COMPAT_ONLY)  # strict refuses its compatibility mapping
+    with SkillRoots([tmp_path], profile="compat") as roots:
+        loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=roots, approver=approve_all)
+        planner = loader.bind("planner")
+        assert [meta.name for meta in planner.catalog()] == ["notes"]
+        loaded = planner.load("notes")
+    assert loader.profile == "compat"
+    assert loaded.skill.compatibility is None
+    assert "compatibility" in loaded.skill.extra
+
+
+def test_t170_a_namespaced_workspace_lists_and_loads_the_same_skill(tmp_path: Path) -> None:
+    write(tmp_path / "notes", "---\nname: team/notes\ndescription: d\n---\nBody.\n")
+    policy = AllowPolicy.from_mapping(POLICY)
+    with SkillRoots([tmp_path], namespaces=True) as roots:
+        from_roots = Loader(policy, workspace=roots, approver=approve_all)
+        assert from_roots.bind("planner").load("notes").skill.namespace == "team"
+    # A list of roots is read with the loader's own profile and namespace rule.
+    from_list = Loader(policy, workspace=[tmp_path], namespaces=True, approver=approve_all)
+    planner = from_list.bind("planner")
+    assert [meta.namespace for meta in planner.catalog()] == [None]  # not approved yet
+    assert planner.load("notes").skill.namespace == "team"
+    write(tmp_path / "notes", COMPAT_ONLY)
+    compat = Loader(policy, workspace=[tmp_path], profile="compat", approver=approve_all)
+    assert compat.bind("planner").load("notes").skill.name == "notes"
+    with pytest.raises(MalformedSkillError):
+        Loader(policy, workspace=[tmp_path], approver=approve_all).bind("planner").load("notes")
+
+
+@pytest.mark.parametrize(
+    ("roots_kwargs", "loader_kwargs"),
+    [
+        ({"profile": "compat"}, {"profile": "strict"}),
+        ({}, {"profile": "compat"}),
+        ({"namespaces": True}, {"namespaces": False}),
+        ({}, {"namespaces": True}),
+        ({"limits": Limits(max_skill_bytes=1000)}, {"limits": Limits()}),
+        ({}, {"limits": Limits(max_skill_bytes=1000)}),
+    ],
+)
+def test_t170_a_loader_option_that_conflicts_with_its_workspace_is_a_usage_error(
+    tmp_path: Path, roots_kwargs: dict[str, object], loader_kwargs: dict[str, object]
+) -> None:
+    write(tmp_path / "notes", skill_text("notes"))
+    policy = AllowPolicy.from_mapping(POLICY)
+    with SkillRoots([tmp_path], **roots_kwargs) as roots:  # type: ignore[arg-type]
+        with pytest.raises(SkillUsageError) as info:
+            Loader(policy, workspace=roots, **loader_kwargs)  # type: ignore[arg-type]
+        assert info.value.code == "bad_argument"
+        # The same values, given twice, agree.
+        same = {key: getattr(roots, key) for key in loader_kwargs}
+        assert Loader(policy, workspace=roots, **same).bind("planner").allowed("notes")
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "code"),
+    [("profile", "lenient", "bad_profile"), ("namespaces", "yes", "bad_argument")],
+)
+def test_t170_a_workspace_changed_to_a_bad_option_is_refused(
+    tmp_path: Path, attribute: str, value: object, code: str
+) -> None:
+    with SkillRoots([tmp_path]) as roots:
+        setattr(roots, attribute, value)
+        with pytest.raises(SkillUsageError) as info:
+            Loader(AllowPolicy.from_mapping(POLICY), workspace=roots)
+    assert info.value.code == code
+
+
+def test_skill_roots_refuse_an_unknown_profile(tmp_path: Path) -> None:
+    with pytest.raises(SkillUsageError) as info:
+        SkillRoots([tmp_path], profile="lenient")  # type: ignore[arg-type]
+    assert info.value.code == "bad_profile"
