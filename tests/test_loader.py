@@ -127,6 +127,34 @@ def test_t23_an_agent_the_policy_does_not_know_cannot_be_bound(world: dict[str, 
     assert info.value.code == "unknown_agent"
 
 
+def test_t27_a_refused_bind_is_audited(world: dict[str, Path]) -> None:
+    # A sub-agent probing for agent names it might bind as leaves a trace.
+    log_path = world["tmp"] / "audit.jsonl"
+    loader = make_loader(world, audit=AuditLog(log_path))
+    with capture_logs() as logs, pytest.raises(UnknownSkillError):
+        loader.bind("ghost\x1b[2J")
+    assert [(log["event"], log["decision"], log["code"]) for log in logs] == [
+        ("bind_denied", "deny", "unknown_agent")
+    ]
+    assert "\x1b" not in logs[0]["agent"]
+    last = json.loads(log_path.read_text().splitlines()[-1])
+    assert (last["event"], last["agent"]) == ("bind_denied", "ghost\\x1b[2J")  # escaped
+    with capture_logs() as logs:
+        loader.bind("reader")  # a known agent binds with no record: nothing was refused
+    assert logs == []
+
+
+def test_t27_a_bind_refusal_that_cannot_be_recorded_fails_as_an_audit_error(
+    world: dict[str, Path],
+) -> None:
+    log_path = world["tmp"] / "audit.jsonl"
+    loader = make_loader(world, audit=AuditLog(log_path))
+    log_path.unlink()
+    log_path.mkdir()  # the log can no longer be written
+    with pytest.raises(AuditError):
+        loader.bind("ghost")
+
+
 def test_an_authorized_name_no_source_has_is_not_found(world: dict[str, Path]) -> None:
     policy = {"agents": {"a": {"skills": ["ghost"]}}}
     loader = Loader(AllowPolicy.from_mapping(policy), workspace=[world["workspace"]])

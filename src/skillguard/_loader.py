@@ -366,14 +366,20 @@ class Loader:
         """An immutable handle for ONE agent (seed 004's Skill tool).
 
         Raises ``SkillUsageError`` when *agent* is not a str and ``UnknownSkillError``
-        (``unknown_agent``) when the policy does not know it.
+        (``unknown_agent``) when the policy does not know it; that refusal is audited
+        (``bind_denied``), so a sub-agent probing for names leaves a trace (T27), and
+        ``AuditError`` replaces it when its record cannot be written.
         """
         if not isinstance(agent, str):
             raise SkillUsageError("bad_argument", "agent must be a str")
         if self.policy.grant(agent) is None:
-            raise UnknownSkillError(
+            error = UnknownSkillError(
                 "unknown_agent", f"the policy has no agent {safe_repr(agent)}", agent=agent
             )
+            self.auditor.emit(
+                "bind_denied", agent=agent, decision="deny", code=error.code, reason=error.reason
+            )
+            raise error
         from ._handle import AgentSkills  # noqa: PLC0415 - the handle module imports this one
 
         with self._lock:
