@@ -484,11 +484,11 @@ class _Fields:
         return value
 
     def argument_hint(self) -> str | None:
-        """Claude Code's ``argument-hint``: a string. Unquoted, the hint most skills write,
-        ``argument-hint: [query]``, is a YAML flow list; Claude Code does not refuse it
-        but shows the list as text, its items joined by ``,`` (JavaScript's text of an
-        array): ``query``, brackets gone. A list of strings is read as that same text,
-        so a reviewer sees what the user will, with a warning under both profiles that
+        """Claude Code's ``argument-hint``: a string. ``argument-hint: [query]``, unquoted
+        as many skills write it, is a YAML flow list; Claude Code accepts it and shows
+        the list as text, its items joined by ``,`` (JavaScript's text of an array):
+        ``query``, brackets gone. A list of strings is read as that same text, so a
+        reviewer sees what the user will, with a warning under both profiles that
         quoting the whole value keeps the brackets. Anything else is ``wrong_type``."""
         value = self.fields.get("argument-hint")
         items = (
