@@ -76,9 +76,24 @@ def test_every_warning_code_is_documented() -> None:
 def test_readme_opens_with_the_two_commands() -> None:
     blocks = re.findall(r"```sh\n(.+?)\n```", (ROOT / "README.md").read_text(), flags=re.DOTALL)
     assert "skillguard validate examples/skills" in blocks[0]
-    assert blocks[1].endswith("python -m pytest")
+    assert blocks[1].endswith('/bin/python" -m pytest')
     ci = (ROOT / ".ci" / "run").read_text()
     assert blocks[1] in ci
+
+
+def test_ci_and_tox_test_every_declared_python() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    declared = re.findall(r'"Programming Language :: Python :: (3\.\d+)"', pyproject)
+    assert declared == ["3.10", "3.11", "3.12", "3.13"]
+    assert f'requires-python = ">={declared[0]}"' in pyproject
+    tox = (ROOT / "tox.ini").read_text()
+    env_list = re.search(r"^env_list = (.+)$", tox, flags=re.MULTILINE)
+    assert env_list is not None
+    envs = [env.strip() for env in env_list.group(1).split(",")]
+    assert [env for env in envs if env.startswith("py")] == [
+        "py" + version.replace(".", "") for version in declared
+    ]
+    assert {"lint", "type", "fuzz"} <= set(envs)
 
 
 def test_threat_ids_cited_by_tests_exist() -> None:

@@ -710,10 +710,38 @@ def test_a_path_like_log_path_is_accepted(tmp_path: Path) -> None:
         ("2026-11-30T15:00:00+01:00", "2026-11-30T14:00:00Z"),
         ("2026-11-30T14:00:00.5", "2026-11-30T14:00:01Z"),
         ("0999-01-01", "0999-01-01T00:00:00Z"),
+        # The forms whose reading changed between Python 3.10 and 3.11, read one way.
+        ("2026-11-30T14:00:00.25", "2026-11-30T14:00:01Z"),
+        ("2026-11-30T14:00:00.0000001", "2026-11-30T14:00:01Z"),
+        ("2026-11-30T14:00:00.000", "2026-11-30T14:00:00Z"),
+        ("2026-11-30T14:00:00,5Z", "2026-11-30T14:00:01Z"),
+        ("2026-11-30 15:00+0100", "2026-11-30T14:00:00Z"),
+        ("2026-11-30T09:30-04:30", "2026-11-30T14:00:00Z"),
+        ("2026-11-30T14", "2026-11-30T14:00:00Z"),
     ],
 )
 def test_since_is_read_as_iso_8601(since: str, expected: str) -> None:
     assert parse_since(since) == expected
+
+
+@pytest.mark.parametrize(
+    "since",
+    [
+        "20261130",  # the basic format: Python 3.11 reads it, 3.10 does not
+        "2026-W48-1",
+        "2026-11-30T14:00:00+24:00",
+        "2026-11-30T14:00+01:60",
+        "2026-11-30+01:00",
+        "2026-11-30T",
+        "2026-11-30T14:00:00.",
+        "2026-13-01",
+        "\u0662\u0660\u0662\u0666-11-30",  # Arabic-Indic digits are digits to str.isdigit
+        " 2026-11-30",
+    ],
+)
+def test_since_refuses_what_is_not_its_iso_8601_form(since: str) -> None:
+    with pytest.raises(SkillUsageError):
+        parse_since(since)
 
 
 def test_summarize_log_stops_at_the_first_bad_record(tmp_path: Path) -> None:

@@ -1221,3 +1221,17 @@ def test_t93_no_hostile_workspace_makes_a_ci_command_fail_internally(tree: Works
                     code = main([command, str(workspace / top)])
                 assert code in (0, 1), err.getvalue()
                 assert "internal error" not in err.getvalue()
+
+
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_an_unquoted_argument_hint_passes_validate_with_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, profile: str
+) -> None:
+    folder = write_skill(
+        tmp_path / "search", "---\nname: search\ndescription: d\nargument-hint: [query]\n---\n"
+    )
+    code, document = run_json(capsys, "--profile", profile, str(folder))
+    assert code == 0
+    assert [(w["code"], w["line"]) for w in document["results"][0]["warnings"]] == [
+        ("argument_hint_list", 4)
+    ]

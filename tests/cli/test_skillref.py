@@ -153,3 +153,33 @@ def test_to_prompt_refuses_two_skills_of_one_name(
         assert err == (
             f"skillguard: {paths[1]}: a second skill named 'demo' (the first is {first})\n"
         )
+
+
+def test_both_commands_take_a_namespaced_name_with_namespaces(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = write_skill(tmp_path / "deploy", "---\nname: local/deploy\ndescription: d\n---\n")
+    code, out, err = run(capsys, "read-properties", "--namespaces", str(folder))
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {"name": "local/deploy", "description": "d"}
+    code, out, err = run(capsys, "to-prompt", "--namespaces", str(folder))
+    assert (code, err) == (0, "")
+    assert "<name>deploy</name>" in out  # the short name, as every catalog lists it
+    # Without the opt-in, strict refuses the name; nothing is printed.
+    for command in ("read-properties", "to-prompt"):
+        code, out, err = run(capsys, command, str(folder))
+        assert (code, out) == (1, "")
+        assert "malformed/invalid_name" in err
+
+
+def test_to_prompt_with_namespaces_refuses_two_skills_of_one_short_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for namespace in ("a", "b"):
+        write_skill(
+            tmp_path / namespace / "deploy", f"---\nname: {namespace}/deploy\ndescription: d\n---\n"
+        )
+    first, second = tmp_path / "a" / "deploy", tmp_path / "b" / "deploy"
+    code, out, err = run(capsys, "to-prompt", "--namespaces", str(first), str(second))
+    assert (code, out) == (1, "")
+    assert "a second skill named 'deploy'" in err

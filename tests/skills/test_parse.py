@@ -219,6 +219,52 @@ def test_t8_claude_code_string_fields_refuse_hidden_characters(key: str) -> None
     assert (info.value.code, info.value.key) == ("wrong_type", key)
 
 
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+@pytest.mark.parametrize(
+    ("yaml_value", "hint"),
+    [
+        ("[query]", "query"),  # the unquoted hint most skills write: a YAML flow list
+        ("[pull-request-number]", "pull-request-number"),
+        ("[file, format]", "file,format"),
+        ("['<a>', '--dry-run']", "<a>,--dry-run"),
+        ("\n  - file\n  - format", "file,format"),
+        ("[]", ""),
+    ],
+)
+def test_an_argument_hint_written_as_a_list_is_read_as_claude_code_shows_it(
+    yaml_value: str, hint: str, profile: str
+) -> None:
+    # Claude Code shows such a list as its text, the items joined by "," (brackets gone):
+    # under both profiles the skill loads with that text and one warning, never refused.
+    skill = parse_skill(doc(MINIMAL + f"argument-hint: {yaml_value}\n"), profile=profile)  # type: ignore[arg-type]
+    assert skill.argument_hint == hint
+    assert [(w.code, w.key) for w in skill.warnings] == [("argument_hint_list", "argument-hint")]
+    assert repr(hint) in skill.warnings[0].message
+
+
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_a_quoted_argument_hint_keeps_its_brackets_and_warns_of_nothing(profile: str) -> None:
+    skill = parse_skill(doc(MINIMAL + "argument-hint: '[query]'\n"), profile=profile)  # type: ignore[arg-type]
+    assert (skill.argument_hint, skill.warnings) == ("[query]", ())
+
+
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+@pytest.mark.parametrize(
+    ("yaml_value", "code"),
+    [
+        ("[[query]]", "wrong_type"),
+        ("[a, {b: c}]", "wrong_type"),
+        ("['fork\u202e']", "forbidden_character"),
+        ("[ok, 'x\u2066']", "forbidden_character"),
+    ],
+)
+def test_t8_an_argument_hint_list_holds_plain_visible_strings_only(
+    yaml_value: str, code: str, profile: str
+) -> None:
+    raw = doc(MINIMAL + f"argument-hint: {yaml_value}\n")
+    assert code_of(raw, profile=profile) == code
+
+
 @pytest.mark.parametrize(
     ("yaml_value", "expected"),
     [

@@ -30,6 +30,7 @@ from skillguard import (
     MalformedSkillError,
     SkillContainmentError,
     SkillNotFoundError,
+    SkillRoots,
     SkillUsageError,
     TrustStore,
     UnknownSkillError,
@@ -122,6 +123,34 @@ def test_t23_an_agent_the_policy_does_not_know_cannot_be_bound(world: dict[str, 
     with pytest.raises(UnknownSkillError) as info:
         make_loader(world).bind("stranger")  # a typo must not give an empty, working handle
     assert info.value.code == "unknown_agent"
+
+
+def test_t27_a_refused_bind_is_audited(world: dict[str, Path]) -> None:
+    # A sub-agent probing for agent names it might bind as leaves a trace.
+    log_path = world["tmp"] / "audit.jsonl"
+    loader = make_loader(world, audit=AuditLog(log_path))
+    with capture_logs() as logs, pytest.raises(UnknownSkillError):
+        loader.bind("ghost\x1b[2J")
+    assert [(log["event"], log["decision"], log["code"]) for log in logs] == [
+        ("bind_denied", "deny", "unknown_agent")
+    ]
+    assert "\x1b" not in logs[0]["agent"]
+    last = json.loads(log_path.read_text().splitlines()[-1])
+    assert (last["event"], last["agent"]) == ("bind_denied", "ghost\\x1b[2J")  # escaped
+    with capture_logs() as logs:
+        loader.bind("reader")  # a known agent binds with no record: nothing was refused
+    assert logs == []
+
+
+def test_t27_a_bind_refusal_that_cannot_be_recorded_fails_as_an_audit_error(
+    world: dict[str, Path],
+) -> None:
+    log_path = world["tmp"] / "audit.jsonl"
+    loader = make_loader(world, audit=AuditLog(log_path))
+    log_path.unlink()
+    log_path.mkdir()  # the log can no longer be written
+    with pytest.raises(AuditError):
+        loader.bind("ghost")
 
 
 def test_an_authorized_name_no_source_has_is_not_found(world: dict[str, Path]) -> None:
@@ -740,6 +769,7 @@ def test_an_authorized_workspace_skill_that_does_not_parse_is_reported_as_malfor
     [
         {"embedded": "x"},
         {"profile": "evil"},
+        {"namespaces": "yes"},
         {"limits": {"max_skill_bytes": 1}},
         {"trust_store": "trust.json"},
         {"show_unapproved_descriptions": "yes"},
@@ -952,3 +982,86 @@ def test_t128_a_pin_outlives_deactivate(world: dict[str, Path]) -> None:
     assert len(store.pins()) == 1  # the operator's pin is not the agent's to drop
     planner.load("notes")  # asked again: the trust store answers from the pin
     assert asked == ["notes"]
+
+
+# -- one source of truth for how the workspace is read (T170) -------------------------
+
+COMPAT_ONLY = (
+    "---\nname: notes\ndescription: Compat notes.\ncompatibility:\n  min_agent_version: '3'\n"
+    "---\nBody.\n"
+)
+
+
+def test_t170_a_skill_a_compat_workspace_lists_is_one_load_serves(tmp_path: Path) -> None:
+    write(tmp_path / "notes", COMPAT_ONLY)  # strict refuses its compatibility mapping
+    with SkillRoots([tmp_path], profile="compat") as roots:
+        loader = Loader(AllowPolicy.from_mapping(POLICY), workspace=roots, approver=approve_all)
+        planner = loader.bind("planner")
+        assert [meta.name for meta in planner.catalog()] == ["notes"]
+        loaded = planner.load("notes")
+    assert loader.profile == "compat"
+    assert loaded.skill.compatibility is None
+    assert "compatibility" in loaded.skill.extra
+
+
+def test_t170_a_namespaced_workspace_lists_and_loads_the_same_skill(tmp_path: Path) -> None:
+    write(tmp_path / "notes", "---\nname: team/notes\ndescription: d\n---\nBody.\n")
+    policy = AllowPolicy.from_mapping(POLICY)
+    with SkillRoots([tmp_path], namespaces=True) as roots:
+        from_roots = Loader(policy, workspace=roots, approver=approve_all)
+        assert from_roots.bind("planner").load("notes").skill.namespace == "team"
+    # A list of roots is read with the loader's own profile and namespace rule.
+    from_list = Loader(policy, workspace=[tmp_path], namespaces=True, approver=approve_all)
+    planner = from_list.bind("planner")
+    assert [meta.namespace for meta in planner.catalog()] == [None]  # not approved yet
+    assert planner.load("notes").skill.namespace == "team"
+    write(tmp_path / "notes", COMPAT_ONLY)
+    compat = Loader(policy, workspace=[tmp_path], profile="compat", approver=approve_all)
+    assert compat.bind("planner").load("notes").skill.name == "notes"
+    with pytest.raises(MalformedSkillError):
+        Loader(policy, workspace=[tmp_path], approver=approve_all).bind("planner").load("notes")
+
+
+@pytest.mark.parametrize(
+    ("roots_kwargs", "loader_kwargs"),
+    [
+        ({"profile": "compat"}, {"profile": "strict"}),
+        ({}, {"profile": "compat"}),
+        ({"namespaces": True}, {"namespaces": False}),
+        ({}, {"namespaces": True}),
+        ({"limits": Limits(max_skill_bytes=1000)}, {"limits": Limits()}),
+        ({}, {"limits": Limits(max_skill_bytes=1000)}),
+    ],
+)
+def test_t170_a_loader_option_that_conflicts_with_its_workspace_is_a_usage_error(
+    tmp_path: Path, roots_kwargs: dict[str, object], loader_kwargs: dict[str, object]
+) -> None:
+    write(tmp_path / "notes", skill_text("notes"))
+    policy = AllowPolicy.from_mapping(POLICY)
+    with SkillRoots([tmp_path], **roots_kwargs) as roots:  # type: ignore[arg-type]
+        with pytest.raises(SkillUsageError) as info:
+            Loader(policy, workspace=roots, **loader_kwargs)  # type: ignore[arg-type]
+        assert info.value.code == "bad_argument"
+        # The same values, given twice, agree.
+        same = {key: getattr(roots, key) for key in loader_kwargs}
+        assert Loader(policy, workspace=roots, **same).bind("planner").allowed("notes")
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "code"),
+    [("profile", "lenient", "bad_profile"), ("namespaces", "yes", "bad_argument")],
+)
+def test_t170_a_workspace_changed_to_a_bad_option_is_refused(
+    tmp_path: Path, attribute: str, value: object, code: str
+) -> None:
+    with SkillRoots([tmp_path]) as roots:
+        setattr(roots, attribute, value)
+        with pytest.raises(SkillUsageError) as info:
+            Loader(AllowPolicy.from_mapping(POLICY), workspace=roots)
+    assert info.value.code == code
+
+
+def test_skill_roots_refuse_an_unknown_profile(tmp_path: Path) -> None:
+    with pytest.raises(SkillUsageError) as info:
+        SkillRoots([tmp_path], profile="lenient")  # type: ignore[arg-type]
+    assert info.value.code == "bad_profile"

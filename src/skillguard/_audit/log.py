@@ -748,19 +748,55 @@ def verify_records(
 # -- summarizing ----------------------------------------------------------------------
 
 
+# The ISO 8601 times ``--since`` and ``--until`` take, read by this pattern rather than
+# ``datetime.fromisoformat``, whose grammar changed in Python 3.11 (3.10 refuses a
+# fraction of other than 3 or 6 digits, ``Z`` and ``+0100``): a time means the same on
+# every Python skillguard supports. A date, then optionally ``T`` (or a space) and
+# ``HH[:MM[:SS[.fraction]]]``, then optionally ``Z`` or an offset ``+HH[:MM]``.
+_ISO_TIME = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
+    r"(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?",
+    re.ASCII,
+)
+
+
+def _read_iso_time(text: str) -> dt.datetime:
+    """*text* as an aware UTC time, rounded up to the next whole second. Raises
+    ``ValueError`` (not this grammar, or a field out of range) or ``OverflowError``."""
+    found = _ISO_TIME.fullmatch(text)
+    if found is None:
+        raise ValueError(text)
+    year, month, day, hour, minute, second, fraction, _, sign, off_h, off_m = found.groups()
+    zone = dt.timezone.utc
+    if sign is not None:
+        if int(off_h) > 23 or int(off_m or 0) > 59:
+            raise ValueError(text)
+        offset = dt.timedelta(hours=int(off_h), minutes=int(off_m or 0))
+        zone = dt.timezone(-offset if sign == "-" else offset)
+    moment = dt.datetime(
+        int(year),
+        int(month),
+        int(day),
+        int(hour or 0),
+        int(minute or 0),
+        int(second or 0),
+        tzinfo=zone,
+    ).astimezone(dt.timezone.utc)
+    if fraction is not None and fraction.strip("0"):
+        # Records have whole seconds: the next one is the first after.
+        moment += dt.timedelta(seconds=1)
+    return moment
+
+
 def parse_since(since: object) -> str:
-    """*since* (ISO 8601: a date, or a time with ``Z`` or an offset; naive is UTC) in the
-    records' own form, ``YYYY-MM-DDTHH:MM:SSZ``. Raises ``SkillUsageError`` otherwise."""
+    """*since* (ISO 8601: a date, or a date and time, with ``Z``, an offset or neither;
+    naive is UTC) in the records' own form, ``YYYY-MM-DDTHH:MM:SSZ``, a fraction of a
+    second rounded up. Raises ``SkillUsageError`` otherwise."""
     if not isinstance(since, str):
         raise SkillUsageError("bad_argument", "since must be a str (an ISO 8601 time)")
-    text = since[:-1] + "+00:00" if since.endswith(("Z", "z")) else since
     try:
-        moment = dt.datetime.fromisoformat(text)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.timezone.utc)
-        moment = moment.astimezone(dt.timezone.utc)
-        if moment.microsecond:  # records have whole seconds: the next one is the first after
-            moment = moment.replace(microsecond=0) + dt.timedelta(seconds=1)
+        moment = _read_iso_time(since)
     except (ValueError, OverflowError):  # not ISO 8601, or beyond year 1 to 9999 in UTC
         raise SkillUsageError("bad_argument", "since is not an ISO 8601 time") from None
     # Not strftime: its %Y does not pad years before 1000 on every platform.

@@ -101,6 +101,7 @@ RULE_TEXT: Final[dict[str, str]] = {
     "nested_skill": "a SKILL.md below a skill folder, not checked as a skill",
     "unknown_field": "a frontmatter field the Agent Skills rules do not define",
     "metadata_not_string": "a metadata value that is not a string",
+    "argument_hint_list": "an argument-hint written as a YAML list, read as joined text",
     "too_many_entries": "a folder with more entries than the limit",
     "bug": "an internal error in skillguard: please report it",
 }

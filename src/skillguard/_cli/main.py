@@ -212,6 +212,7 @@ def _add_skills_ref_commands(commands: Any) -> None:  # noqa: ANN401 - argparse'
     read.add_argument(
         "--profile", choices=("strict", "compat"), default="strict", help="the parser profile"
     )
+    read.add_argument("--namespaces", action="store_true", help=_NAMESPACES_HELP)
     read.add_argument("path", metavar="PATH", type=_path, help="a skill folder or its SKILL.md")
     prompt = commands.add_parser(
         "to-prompt",
@@ -224,6 +225,7 @@ def _add_skills_ref_commands(commands: Any) -> None:  # noqa: ANN401 - argparse'
     prompt.add_argument(
         "--profile", choices=("strict", "compat"), default="strict", help="the parser profile"
     )
+    prompt.add_argument("--namespaces", action="store_true", help=_NAMESPACES_HELP)
     prompt.add_argument(
         "paths", nargs="+", metavar="PATH", type=_path, help="skill folders or their SKILL.md"
     )

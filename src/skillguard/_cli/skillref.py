@@ -13,6 +13,9 @@ partial listing for a whole one.
 - ``to-prompt PATH...``: the ``<available_skills>`` block of ``_render.catalog_xml``,
   escaped like the catalog (threat-model.md T13, T29), with no policy: it is the
   operator's own listing of skills the operator named, each name once.
+
+Both take ``--namespaces`` as ``validate`` does: a namespaced ``name`` is accepted, and
+a skill is listed by its short name, the identifier every catalog shows.
 """
 
 from __future__ import annotations
@@ -49,15 +52,20 @@ def _plain(value: YamlValue) -> Any:  # noqa: ANN401 - JSON data
     return value
 
 
-def _one_skill(path: str, profile: Profile, err: TextIO) -> tuple[Skill, Found] | None:
+def _one_skill(
+    path: str, profile: Profile, err: TextIO, *, namespaces: bool
+) -> tuple[Skill, Found] | None:
     """The skill at *path* (a skill folder or its SKILL.md), or ``None`` after its
-    errors were written to *err*."""
+    errors were written to *err*. *namespaces* accepts ``namespace/short-name``, as
+    ``validate --namespaces`` does."""
     scan = scan_for_skills(path, max_depth=0, limits=DEFAULT_LIMITS)
     found = scan.found[0]
     errors = [found.error] if found.error is not None else []
     skill = None
     if found.raw is not None:
-        checked = check_skill(found.raw, expected_name=found.folder, profile=profile)
+        checked = check_skill(
+            found.raw, expected_name=found.folder, profile=profile, namespaces=namespaces
+        )
         errors.extend(checked.errors)
         skill = checked.skill
     errors.extend(found.problems)
@@ -82,7 +90,7 @@ def _one_skill(path: str, profile: Profile, err: TextIO) -> tuple[Skill, Found] 
 
 
 def run_read_properties(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    read = _one_skill(args.path, args.profile, err)
+    read = _one_skill(args.path, args.profile, err, namespaces=args.namespaces)
     if read is None:
         return EXIT_FAILED
     _, found = read
@@ -98,7 +106,7 @@ def run_to_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     failed = False
     first_path: dict[str, str] = {}
     for path in args.paths:
-        read = _one_skill(path, args.profile, err)
+        read = _one_skill(path, args.profile, err, namespaces=args.namespaces)
         if read is None:
             failed = True
             continue

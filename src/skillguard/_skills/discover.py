@@ -504,6 +504,8 @@ class SkillRoots:
         self.limits = DEFAULT_LIMITS if limits is None else limits
         if not isinstance(self.limits, Limits):
             raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
+        if not isinstance(profile, str) or profile not in ("strict", "compat"):
+            raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
         self.profile: Profile = profile
         if not isinstance(namespaces, bool):
             raise SkillUsageError("bad_argument", "namespaces must be a bool")

@@ -491,6 +491,30 @@ class _Fields:
             self.no_forbidden(value, key)
         return value
 
+    def argument_hint(self) -> str | None:
+        """Claude Code's ``argument-hint``: a string. ``argument-hint: [query]``, unquoted
+        as many skills write it, is a YAML flow list; Claude Code accepts it and shows
+        the list as text, its items joined by ``,`` (JavaScript's text of an array):
+        ``query``, brackets gone. A list of strings is read as that same text, so a
+        reviewer sees what the user will, with a warning under both profiles that
+        quoting the whole value keeps the brackets. Anything else is ``wrong_type``."""
+        value = self.fields.get("argument-hint")
+        items = (
+            [item for item in value if isinstance(item, str)] if isinstance(value, tuple) else []
+        )
+        if not isinstance(value, tuple) or len(items) != len(value):
+            return self.string("argument-hint")  # a string, or wrong_type
+        for item in items:
+            self.no_forbidden(item, "argument-hint")
+        text = ",".join(items)
+        self.warn(
+            "argument_hint_list",
+            f"'argument-hint' is a YAML list, read as the text {safe_repr(text)} that "
+            "Claude Code shows; quote the whole value, brackets included, to keep them",
+            "argument-hint",
+        )
+        return text
+
     def no_forbidden(self, value: str, key: str) -> None:
         if value.isascii():  # O(1) in CPython, and every forbidden character is non-ASCII
             return
@@ -802,7 +826,7 @@ _OPTIONAL: Final[tuple[tuple[str, str, Callable[[_Fields], object]], ...]] = (
         "user_invocable",
         lambda check: check.boolean("user-invocable", default=True),
     ),
-    ("argument-hint", "argument_hint", lambda check: check.string("argument-hint")),
+    ("argument-hint", "argument_hint", lambda check: check.argument_hint()),
     ("model", "model", lambda check: check.string("model")),
     ("context", "context", lambda check: check.string("context")),
     ("agent", "agent", lambda check: check.string("agent")),

@@ -148,6 +148,31 @@ def _check_timeout(value: object, what: str) -> float | None:
     return seconds
 
 
+def _from_roots(
+    roots: SkillRoots, limits: Limits | None, profile: Profile | None, namespaces: bool | None
+) -> tuple[Limits, Profile, bool]:
+    """The workspace's own limits, profile and namespace rule, which the loader reads
+    every snapshot with (T170). Discovery chose the skills a catalog lists by them: a
+    load under any other would refuse a listed skill, or serve one discovery refused.
+    An explicit value that differs is a usage error, never silently overridden."""
+    if not isinstance(roots.profile, str) or roots.profile not in _PROFILES:
+        raise SkillUsageError("bad_profile", "the workspace's profile must be 'strict' or 'compat'")
+    if not isinstance(roots.namespaces, bool) or not isinstance(roots.limits, Limits):
+        raise SkillUsageError(
+            "bad_argument", "the workspace SkillRoots' namespaces or limits is of the wrong type"
+        )
+    given = {"limits": limits, "profile": profile, "namespaces": namespaces}
+    own = {"limits": roots.limits, "profile": roots.profile, "namespaces": roots.namespaces}
+    for option, value in given.items():
+        if value is not None and value != own[option]:
+            raise SkillUsageError(
+                "bad_argument",
+                f"{option} differs from the workspace SkillRoots' own {option}: a loader "
+                "reads its workspace as the SkillRoots does; give it there only",
+            )
+    return roots.limits, roots.profile, roots.namespaces
+
+
 class Loader:
     """Serves skills to the agents of a swarm, each within its own grant.
 
@@ -165,8 +190,14 @@ class Loader:
     ``aload`` waits for an async approver. *registry* is the operator's
     ``SelectionRegistry`` for ``select`` (it never grants anything).
 
-    Raises ``SkillUsageError`` for a bad argument. Close it (or use it as a context
-    manager) to release the workspace roots' descriptors.
+    *profile*, *namespaces* and *limits* have one source of truth: a workspace given as
+    a ``SkillRoots`` brings its own, so that a load reads a skill exactly as the
+    discovery behind the catalog did (T170); leave them out here, or give the same
+    values. Otherwise they default to ``"strict"``, ``False`` and ``DEFAULT_LIMITS``.
+
+    Raises ``SkillUsageError`` for a bad argument, or one that conflicts with the
+    workspace ``SkillRoots``. Close it (or use it as a context manager) to release the
+    workspace roots' descriptors.
     """
 
     _frozen = False
@@ -180,7 +211,8 @@ class Loader:
         approver: Approver | AsyncApprover | AnyApprover = deny_all,
         audit: Auditor | AuditLog | None = None,
         limits: Limits | None = None,
-        profile: Profile = "strict",
+        profile: Profile | None = None,
+        namespaces: bool | None = None,
         trust_store: TrustStore | None = None,
         show_unapproved_descriptions: bool = False,
         approval_timeout: float | None = 300.0,
@@ -198,8 +230,12 @@ class Loader:
             raise SkillUsageError("bad_argument", "audit must be an Auditor or an AuditLog")
         if limits is not None and not isinstance(limits, Limits):
             raise SkillUsageError("bad_argument", "limits must be a skillguard.Limits")
-        if not isinstance(profile, str) or profile not in _PROFILES:
+        if profile is not None and (not isinstance(profile, str) or profile not in _PROFILES):
             raise SkillUsageError("bad_profile", "profile must be 'strict' or 'compat'")
+        if namespaces is not None and not isinstance(namespaces, bool):
+            raise SkillUsageError("bad_argument", "namespaces must be a bool")
+        if isinstance(workspace, SkillRoots):
+            limits, profile, namespaces = _from_roots(workspace, limits, profile, namespaces)
         if trust_store is None and isinstance(approver, PinningApprover):
             trust_store = approver.store
         if trust_store is not None and not isinstance(trust_store, TrustStore):
@@ -214,14 +250,21 @@ class Loader:
         self.approver = approver
         self.auditor = audit if isinstance(audit, Auditor) else Auditor(audit)
         self.limits = limits or DEFAULT_LIMITS
-        self.profile: Profile = profile
+        self.profile: Profile = profile or "strict"
+        # Whether a namespaced ``name`` is accepted, in discovery and in every snapshot.
+        self.namespaces: bool = bool(namespaces)
         self.trust_store = trust_store
         self.show_unapproved_descriptions = show_unapproved_descriptions
         self.approval_timeout = _check_timeout(approval_timeout, "approval_timeout")
         if workspace is None or isinstance(workspace, SkillRoots):
             self.workspace = workspace
         elif isinstance(workspace, (list, tuple)):
-            self.workspace = SkillRoots(list(workspace), limits=self.limits, profile=profile)
+            self.workspace = SkillRoots(
+                list(workspace),
+                limits=self.limits,
+                profile=self.profile,
+                namespaces=self.namespaces,
+            )
         else:
             raise SkillUsageError(
                 "bad_argument", "workspace must be a SkillRoots or a list of roots"
@@ -330,14 +373,20 @@ class Loader:
         """An immutable handle for ONE agent (seed 004's Skill tool).
 
         Raises ``SkillUsageError`` when *agent* is not a str and ``UnknownSkillError``
-        (``unknown_agent``) when the policy does not know it.
+        (``unknown_agent``) when the policy does not know it; that refusal is audited
+        (``bind_denied``), so a sub-agent probing for names leaves a trace (T27), and
+        ``AuditError`` replaces it when its record cannot be written.
         """
         if not isinstance(agent, str):
             raise SkillUsageError("bad_argument", "agent must be a str")
         if self.policy.grant(agent) is None:
-            raise UnknownSkillError(
+            error = UnknownSkillError(
                 "unknown_agent", f"the policy has no agent {safe_repr(agent)}", agent=agent
             )
+            self.auditor.emit(
+                "bind_denied", agent=agent, decision="deny", code=error.code, reason=error.reason
+            )
+            raise error
         from skillguard._swarm.handle import AgentSkills  # noqa: PLC0415 - the handle module imports this one
 
         with self._lock:
@@ -443,7 +492,7 @@ class Loader:
             folder=_folder(meta),
             limits=self.limits,
             profile=self.profile,
-            namespaces=self.workspace.namespaces,
+            namespaces=self.namespaces,
         )
         return _Served(snapshot, root, location)
 
