@@ -672,10 +672,20 @@ class PinningApprover:
         self.store = store
         self.fallback = fallback
 
-    def __call__(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]:
+    def pinned(self, request: ApprovalRequest) -> Decision | None:
+        """The store's own answer for *request*: approved when it pins that exact
+        snapshot, else ``None``. The fallback is never asked, so a caller that must not
+        wait for a human (a synchronous ``select``, T200) asks this instead. Raises
+        ``ApprovalError`` (``trust_store``) when the store cannot be read."""
         name, source = pin_key(request)
         if self.store.is_pinned(name, request.digest, source=source):
             return Decision(approved=True, by="trust-store")
+        return None
+
+    def __call__(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]:
+        pinned = self.pinned(request)
+        if pinned is not None:
+            return pinned
         answer = self.fallback(request)
         if inspect.isawaitable(answer):
             return _PendingDecision(self, request, answer)

@@ -46,7 +46,6 @@ from ._approval import (
     TrustStore,
     deny_all,
     is_async_approver,
-    pin_key,
 )
 from ._audit import AuditError, AuditLog, Auditor
 from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
@@ -658,8 +657,7 @@ class Loader:
         if not isinstance(approver, PinningApprover):
             return False
         try:
-            name, source = pin_key(request)
-            return approver.store.is_pinned(name, request.digest, source=source)
+            return approver.pinned(request) is not None
         except ApprovalError:
             return False
 
