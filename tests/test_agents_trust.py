@@ -345,6 +345,30 @@ def test_an_agent_option_out_of_place_is_a_usage_error(
     assert not (tmp_path / "repo" / "t.json").exists()
 
 
+def test_t201_an_empty_repo_names_no_repository(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "--repo $REPO" with REPO unset: agent context refuses it, so trust show and add
+    # must too, rather than review and pin the working directory's agent file.
+    monkeypatch.chdir(reviewer_repo(tmp_path / "repo"))
+    code, shown, _ = cli(capsys, "trust", "show", "--agent", "reviewer")
+    assert code == 0
+    digest = digest_in(shown)
+    agent = ("--agent", "reviewer", "--repo", "")
+    code, out, err = cli(capsys, "trust", "show", *agent)
+    assert (code, out) == (2, "")
+    assert "the repository must not be empty" in err
+    store = tmp_path / "t.json"
+    code, out, err = cli(
+        capsys, "trust", "add", *agent, "--digest", digest, "--trust-store", str(store)
+    )
+    assert (code, out) == (2, "")
+    assert "the repository must not be empty" in err
+    assert not store.exists()
+    code, envelope = context(capsys, *agent)
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+
+
 # -- T162: --approve prompt asks the human at the controlling terminal ----------------------
 
 # The command in a process whose controlling terminal is the pty named by argv[1]: a
