@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from skillguard import ApprovalError, SkillContainmentError, SkillUsageError, TrustStore
+from skillguard import (
+    AllowPolicy,
+    ApprovalError,
+    Loader,
+    SkillContainmentError,
+    SkillUsageError,
+    TrustStore,
+)
 from skillguard._agents._command import NO_TERMINAL
 from skillguard._agents._gate import Gate, _Call
 from skillguard._agents._review import _read_back
@@ -367,6 +374,52 @@ def test_t201_an_empty_repo_names_no_repository(
     assert not store.exists()
     code, envelope = context(capsys, *agent)
     assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+
+
+@pytest.mark.parametrize("reached", ["inside", "through a link"])
+def test_t202_a_trust_store_inside_the_repository_approves_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reached: str
+) -> None:
+    # A repository that ships a trust store pinning its own agent file (a teammate, or
+    # a pull request, wrote both): pointed at it, agent context would serve the file
+    # with no human ever asked. A trust store is the operator's, like an operator
+    # folder (T125): one inside the repository is refused, on real paths.
+    repo = reviewer_repo(tmp_path / "repo")
+    agent = ("--agent", "reviewer", "--repo", str(repo))
+    code, shown, _ = cli(capsys, "trust", "show", *agent)
+    assert code == 0
+    outside = tmp_path / "computed.json"
+    pin = ("trust", "add", *agent, "--digest", digest_in(shown))
+    assert cli(capsys, *pin, "--trust-store", str(outside))[0] == 0
+    (repo / ".skillguard").mkdir()
+    shipped = repo / ".skillguard" / "trust.json"
+    shutil.copy(outside, shipped)
+    store = shipped
+    if reached == "through a link":
+        store = tmp_path / "my-trust.json"
+        store.symlink_to(shipped)
+    code, envelope = context(capsys, *agent, "--trust-store", str(store))
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    assert "the trust store" in str(envelope["message"])
+    assert "inside the repository" in str(envelope["message"])
+    assert "careful" not in json.dumps(envelope)
+    # Nor does trust add write a pin there.
+    before = shipped.read_bytes()
+    (repo / "src" / "agents" / "reviewer.md").write_text(AGENT + "\n")
+    code, shown, _ = cli(capsys, "trust", "show", *agent)
+    code, out, err = cli(
+        capsys, "trust", "add", *agent, "--digest", digest_in(shown), "--trust-store", str(store)
+    )
+    assert (code, out) == (2, "")
+    assert "inside the repository" in err
+    assert shipped.read_bytes() == before
+    # The library refuses it alike, before anything is asked or served.
+    loader = Loader(
+        AllowPolicy.from_mapping({"agents": {"orchestrator": {"skills": []}}}),
+        approver=TrustStore(store).approver(),
+    )
+    with pytest.raises(SkillUsageError, match="inside the repository"):
+        loader.bind("orchestrator").agent_context("reviewer", repo=repo)
 
 
 # -- T162: --approve prompt asks the human at the controlling terminal ----------------------

@@ -75,6 +75,7 @@ from skillguard._approval import (
     ApprovalRequest,
     ApprovalRequiredError,
     Decision,
+    PinningApprover,
     is_async_approver,
 )
 from skillguard._errors import (
@@ -240,14 +241,26 @@ def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
                 f"operator agent folder {safe_repr(display_path(folder))} starts with '~', "
                 "which is not expanded: pass the folder's own path",
             )
-    # Judged on real paths, and on where they are on their devices (the mount table):
-    # an operator folder that is the repository or lies inside it, through a link or
-    # a bind mount, would turn files the workspace wrote into the operator's.
+    inside = inside_repo(repo, folders)
+    if inside is not None:
+        raise SkillUsageError(
+            "bad_argument",
+            f"operator agent folder {safe_repr(display_path(inside))} is inside the "
+            "repository: its files are the workspace's",
+        )
+    return folders
+
+
+def inside_repo(repo: str, paths: tuple[str, ...]) -> str | None:
+    """The first of the operator's *paths* that is the repository *repo* or lies inside
+    it, else ``None``. Judged on real paths, and on where they are on their devices
+    (the mount table): a path that reaches the repository through a link or a bind
+    mount names a file the workspace wrote, however the operator spelled it."""
     real_repo = os.path.realpath(repo)
-    mounts = _mounts() if folders else []
+    mounts = _mounts() if paths else []
     repo_place = _on_device(real_repo, mounts)
-    for folder in folders:
-        real = os.path.realpath(folder)
+    for path in paths:
+        real = os.path.realpath(path)
         place = _on_device(real, mounts)
         if (
             real == real_repo
@@ -259,12 +272,19 @@ def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
                 and _beneath(place[1], repo_place[1])
             )
         ):
-            raise SkillUsageError(
-                "bad_argument",
-                f"operator agent folder {safe_repr(display_path(folder))} is inside the "
-                "repository: its files are the workspace's",
-            )
-    return folders
+            return path
+    return None
+
+
+def check_trust_store(repo: str, store: str) -> None:
+    """Refuse a trust store that is the repository's own file (T202): its pins would be
+    the workspace approving itself, like an operator folder inside it (T125)."""
+    if inside_repo(repo, (store,)) is not None:
+        raise SkillUsageError(
+            "bad_argument",
+            f"the trust store {safe_repr(display_path(store))} is inside the repository: "
+            "its pins are the workspace's, and approve nothing",
+        )
 
 
 def _operator_agent(
@@ -526,6 +546,8 @@ class _Call:
             self.agent, self.team, self.harnesses, gate.limits
         )
         folders = _check_dirs(self.repo, self.operator_agents)
+        if isinstance(gate.approver, PinningApprover):
+            check_trust_store(self.repo, gate.approver.store.path)
         operator = _operator_agent(folders, agent, limits, gate.profile, self.resolver)
         self.root = SafeRoot(self.repo, resolver=self.resolver)
         if operator is not None:

@@ -23,7 +23,7 @@ from skillguard._limits import DEFAULT_LIMITS
 from skillguard._text import terminal_line
 
 from ._command import RESOLUTION_OPTIONS, add_resolution_options, resolution
-from ._gate import Gate
+from ._gate import Gate, check_trust_store
 from ._review import review
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ def run_agent_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int |
             f"{request.digest}; nothing was pinned\n"
         )
         return _EXIT_FAILED
+    check_trust_store(where.repo, args.trust_store)
     name, source = pin_key(request)
     TrustStore(args.trust_store).pin(
         name, request.digest, args.by, source=source, skill_sha256=request.sha256
