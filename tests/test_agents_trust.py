@@ -504,6 +504,26 @@ def test_t162_the_prompt_and_the_answer_go_through_the_controlling_terminal(
     assert TrustStore(store).pins() == (pin,)
 
 
+def test_t203_ctrl_c_at_the_question_is_a_refusal_with_its_envelope_and_record(
+    tmp_path: Path,
+) -> None:
+    # The human at the terminal presses Ctrl-C rather than answer: the caller still
+    # reads its one line of JSON, and the audit log says how the request ended.
+    repo = reviewer_repo(tmp_path / "repo")
+    log = tmp_path / "audit.log"
+    args = ["--agent", "reviewer", "--repo", str(repo), "--approve", "prompt"]
+    code, out, err, _ = ask_at_terminal([*args, "--audit-log", str(log)], b"y\n", b"\x03")
+    assert (code, err) == (1, b"")
+    envelope = json.loads(out)
+    assert envelope["code"] == "AGENT_FILE_UNREADABLE"
+    assert "(approver: 'console (interrupted)')" in envelope["message"]
+    records = [json.loads(line) for line in log.read_bytes().splitlines()[1:]]
+    assert [(record["event"], record.get("approver")) for record in records] == [
+        ("agent_approval_requested", None),
+        ("agent_context_denied", "console (interrupted)"),
+    ]
+
+
 def test_t162_without_any_terminal_the_answer_is_no(tmp_path: Path) -> None:
     repo = reviewer_repo(tmp_path / "repo")
     log = tmp_path / "audit.log"

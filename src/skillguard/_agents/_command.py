@@ -207,18 +207,23 @@ def run_agent_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
 _MAX_KEY_BYTES = 4096
 NO_TERMINAL = "console (no terminal: neither stdin nor a controlling one)"
+INTERRUPTED = "console (interrupted)"
 
 
 def ask_terminal(request: ApprovalRequest) -> Decision:
     """``--approve prompt``: the human at stdin and stderr when both are terminals,
     else at the controlling terminal, asked and answered there; never an answer read
-    from a stdin that is not a terminal (T162)."""
-    if sys.stdin.isatty() and sys.stderr.isatty():
-        return ConsoleApprover(sys.stdin, sys.stderr)(request)
-    with controlling_terminal() as terminal:
-        if terminal is None:
-            return Decision(approved=False, by=NO_TERMINAL)
-        return ConsoleApprover(*terminal)(request)
+    from a stdin that is not a terminal (T162). Ctrl-C instead of an answer is a
+    refusal like any other (T203): audited, and reported in the envelope."""
+    try:
+        if sys.stdin.isatty() and sys.stderr.isatty():
+            return ConsoleApprover(sys.stdin, sys.stderr)(request)
+        with controlling_terminal() as terminal:
+            if terminal is None:
+                return Decision(approved=False, by=NO_TERMINAL)
+            return ConsoleApprover(*terminal)(request)
+    except KeyboardInterrupt:
+        return Decision(approved=False, by=INTERRUPTED)
 
 
 def _gate(args: argparse.Namespace) -> Gate:
