@@ -352,6 +352,16 @@ def test_an_agent_option_out_of_place_is_a_usage_error(
     assert not (tmp_path / "repo" / "t.json").exists()
 
 
+def test_a_digest_given_in_names_place_is_told_where_it_goes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(reviewer_repo(tmp_path / "repo"))
+    args = ("trust", "add", "--agent", "reviewer", "a" * 64, "--trust-store", "t.json")
+    code, out, err = cli(capsys, *args)
+    assert (code, out) == (2, "")
+    assert "a DIGEST goes in --digest" in err
+
+
 def test_t201_an_empty_repo_names_no_repository(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -58,6 +58,13 @@ def _digest(args: argparse.Namespace) -> str:
 def run_agent_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | None:
     """``trust show`` or ``trust add`` for an agent file when ``--agent`` was given;
     ``None`` for a skill (whose options are checked here, and whose DIGEST is set)."""
+    if args.agent is not None and (args.name is not None or args.project is not None):
+        # Checked first: "trust add --agent X DIGEST" puts DIGEST in NAME's place.
+        raise SkillUsageError(
+            "bad_argument",
+            "--agent names an agent file in --repo: no skill NAME (a DIGEST goes in "
+            "--digest), no --project",
+        )
     if args.action == "add":
         args.digest = _digest(args)
     if args.agent is None:
@@ -68,10 +75,6 @@ def run_agent_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int |
         if args.name is None:
             raise SkillUsageError("bad_argument", f"trust {args.action} needs NAME or --agent")
         return None
-    if args.name is not None or args.project is not None:
-        raise SkillUsageError(
-            "bad_argument", "--agent names an agent file in --repo: no skill NAME, no --project"
-        )
     # Read as agent context reads it, so that both find and snapshot the same file.
     where = resolution(args)
     gate = Gate("(operator)", deny_all, Auditor(None), DEFAULT_LIMITS, where.profile)
