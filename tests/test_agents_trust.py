@@ -432,6 +432,34 @@ def test_t202_a_trust_store_inside_the_repository_approves_nothing(
         loader.bind("orchestrator").agent_context("reviewer", repo=repo)
 
 
+@pytest.mark.parametrize("option", ["--trust-store", "--operator-agents"])
+def test_t204_a_path_spelled_through_the_repository_is_the_repositorys(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str
+) -> None:
+    # The operator's own store and agent folder, reached through a link the repository
+    # holds: the link is the repository's to retarget at any moment (between the check
+    # and the read), so where it points now proves nothing.
+    repo = reviewer_repo(tmp_path / "repo")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (repo / ".mine").symlink_to(mine)
+    through = str(repo / ".mine" / ("trust.json" if option == "--trust-store" else ""))
+    agent = ("--agent", "reviewer", "--repo", str(repo))
+    code, envelope = context(capsys, *agent, option, through.rstrip("/"))
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    assert "inside the repository" in str(envelope["message"])
+    # Spelled with '..' after a link of the repository, alike.
+    (repo / "docs" / "up").symlink_to(tmp_path / "mine" / "..")
+    dotted = str(repo / "docs" / "up" / ".." / "mine")
+    dotted += "/trust.json" if option == "--trust-store" else ""
+    code, envelope = context(capsys, *agent, option, dotted)
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    # The same folder named directly is the operator's.
+    direct = str(mine / "trust.json") if option == "--trust-store" else str(mine)
+    code, envelope = context(capsys, *agent, option, direct)
+    assert envelope["code"] == "AGENT_FILE_UNREADABLE"  # not pinned: refused, not misused
+
+
 # -- T162: --approve prompt asks the human at the controlling terminal ----------------------
 
 # The command in a process whose controlling terminal is the pty named by argv[1]: a

@@ -251,26 +251,48 @@ def _check_dirs(repo: str, dirs: object) -> tuple[str, ...]:
     return folders
 
 
+def _steps(path: str) -> list[str]:
+    """Each place the operator's spelling of *path* goes through, then *path* itself:
+    ``a/l/../b`` goes through ``a``, ``a/l`` and ``a/l/..``. Nothing is collapsed,
+    since ``..`` after a link leads wherever the link points; a relative path starts
+    from the working directory, which is a real path already."""
+    start = "" if path.startswith("/") else os.getcwd().rstrip("/")
+    parts = [part for part in path.split("/") if part]
+    return [start + "/" + "/".join(parts[:count]) for count in range(1, len(parts) + 1)]
+
+
 def inside_repo(repo: str, paths: tuple[str, ...]) -> str | None:
-    """The first of the operator's *paths* that is the repository *repo* or lies inside
-    it, else ``None``. Judged on real paths, and on where they are on their devices
-    (the mount table): a path that reaches the repository through a link or a bind
-    mount names a file the workspace wrote, however the operator spelled it."""
+    """The first of the operator's *paths* that is the repository *repo*, lies inside it
+    or goes through it, else ``None``. Judged on real paths, and on where they are on
+    their devices (the mount table): a path that reaches the repository through a link
+    or a bind mount names a file the workspace wrote, however the operator spelled it.
+    Every step of the spelling is judged, not only where the path ends now: a step
+    beneath the repository is a folder or link of the workspace's, which it can point
+    anywhere at any moment (T204); the repository itself on the way is not (its
+    ``..`` is its parent, whatever the workspace does)."""
     real_repo = os.path.realpath(repo)
     mounts = _mounts() if paths else []
     repo_place = _on_device(real_repo, mounts)
-    for path in paths:
-        real = os.path.realpath(path)
+
+    def within(step: str, *, or_at: bool) -> bool:
+        # Where the entry itself is (its folder's real path, then its own name), never
+        # where it points: a link in the repository is the repository's, wherever it
+        # points now; '..' is judged by where it leads.
+        folder, name = os.path.split(step)
+        real = os.path.realpath(step)
+        if name not in (".", ".."):
+            real = os.path.join(os.path.realpath(folder), name)
         place = _on_device(real, mounts)
-        if (
-            real == real_repo
-            or real.startswith(real_repo.rstrip("/") + "/")
-            or (
-                place is not None
-                and repo_place is not None
-                and place[0] == repo_place[0]
-                and _beneath(place[1], repo_place[1])
-            )
+        if real.startswith(real_repo.rstrip("/") + "/") or (or_at and real == real_repo):
+            return True
+        if place is None or repo_place is None or place[0] != repo_place[0]:
+            return False
+        return _beneath(place[1], repo_place[1]) and (or_at or place[1] != repo_place[1])
+
+    for path in paths:
+        # The path itself, where it leads now, and every step of its spelling.
+        if within(os.path.realpath(path), or_at=True) or any(
+            within(step, or_at=False) for step in _steps(path)
         ):
             return path
     return None
