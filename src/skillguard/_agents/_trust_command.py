@@ -23,7 +23,8 @@ from skillguard._limits import DEFAULT_LIMITS
 from skillguard._text import terminal_line
 
 from ._command import RESOLUTION_OPTIONS, add_resolution_options, resolution
-from ._gate import Gate, check_trust_store
+from ._gate import Gate
+from ._place import check_trust_store
 from ._review import review
 
 if TYPE_CHECKING:
