@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias, TypeVar
 import attrs
 
 from ._errors import SkillError, SkillUsageError, safe_repr
-from ._fs import FileLock, operator_path, read_operator_bytes, split_name, write_atomic
+from ._fs import (
+    FileLock,
+    discard_typeahead,
+    operator_path,
+    read_operator_bytes,
+    split_name,
+    write_atomic,
+)
 from ._json import StrictJSONError, loads_strict
 from ._parse import is_valid_name
 from ._text import reveal, terminal_line
@@ -435,6 +442,9 @@ class ConsoleApprover:
         while True:
             # An agent file's request already shows every file whole: [v] shows it again.
             view = "show every file again" if request.kind == "agent" else "view the whole SKILL.md"
+            # Only a key typed once the question shows answers it (T205).
+            self.stdout.flush()
+            discard_typeahead(self.stdin)
             self.stdout.write(
                 f"Approve once [y], pin this exact content [p], {view} [v], or deny [N]? "
             )
