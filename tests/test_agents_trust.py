@@ -434,7 +434,10 @@ def test_t202_a_trust_store_inside_the_repository_approves_nothing(
 
 @pytest.mark.parametrize("option", ["--trust-store", "--operator-agents"])
 def test_t204_a_path_spelled_through_the_repository_is_the_repositorys(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    option: str,
 ) -> None:
     # The operator's own store and agent folder, reached through a link the repository
     # holds: the link is the repository's to retarget at any moment (between the check
@@ -458,6 +461,15 @@ def test_t204_a_path_spelled_through_the_repository_is_the_repositorys(
     direct = str(mine / "trust.json") if option == "--trust-store" else str(mine)
     code, envelope = context(capsys, *agent, option, direct)
     assert envelope["code"] == "AGENT_FILE_UNREADABLE"  # not pinned: refused, not misused
+    # A relative path goes through the working directory: from a folder of the
+    # repository, its '..' is the workspace's too; from the repository's top, not.
+    relative = "../mine" + ("/trust.json" if option == "--trust-store" else "")
+    monkeypatch.chdir(repo / "docs")
+    code, envelope = context(capsys, *agent, option, "../" + relative)
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    monkeypatch.chdir(repo)
+    code, envelope = context(capsys, *agent, option, relative)
+    assert envelope["code"] == "AGENT_FILE_UNREADABLE"
 
 
 # -- T162: --approve prompt asks the human at the controlling terminal ----------------------

@@ -92,19 +92,19 @@ def check_operator_folders(repo: str, dirs: object) -> tuple[str, ...]:
         raise SkillUsageError(
             "bad_argument",
             f"operator agent folder {safe_repr(display_path(inside))} is inside the "
-            "repository: its files are the workspace's",
+            "repository (or reached through it): its files are the workspace's",
         )
     return folders
 
 
 def _steps(path: str) -> list[str]:
     """Each place the operator's spelling of *path* goes through, then *path* itself:
-    ``a/l/../b`` goes through ``a``, ``a/l`` and ``a/l/..``. Nothing is collapsed,
-    since ``..`` after a link leads wherever the link points; a relative path starts
-    from the working directory, which is a real path already."""
-    start = "" if path.startswith("/") else os.getcwd().rstrip("/")
-    parts = [part for part in path.split("/") if part]
-    return [start + "/" + "/".join(parts[:count]) for count in range(1, len(parts) + 1)]
+    ``/a/l/../b`` goes through ``/a``, ``/a/l`` and ``/a/l/..``. Nothing is collapsed,
+    since ``..`` after a link leads wherever the link points; a relative path goes
+    through the working directory and each folder above it first."""
+    absolute = path if path.startswith("/") else os.getcwd() + "/" + path
+    parts = [part for part in absolute.split("/") if part]
+    return ["/" + "/".join(parts[:count]) for count in range(1, len(parts) + 1)]
 
 
 def inside_repo(repo: str, paths: tuple[str, ...]) -> str | None:
@@ -150,6 +150,6 @@ def check_trust_store(repo: str, store: str) -> None:
     if inside_repo(repo, (store,)) is not None:
         raise SkillUsageError(
             "bad_argument",
-            f"the trust store {safe_repr(display_path(store))} is inside the repository: "
-            "its pins are the workspace's, and approve nothing",
+            f"the trust store {safe_repr(display_path(store))} is inside the repository (or "
+            "reached through it): its pins are the workspace's, and approve nothing",
         )
