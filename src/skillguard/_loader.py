@@ -47,7 +47,6 @@ from ._approval import (
     deny_all,
     is_async_approver,
     pin_failure,
-    pin_key,
 )
 from ._audit import AuditError, AuditLog, Auditor
 from ._discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
@@ -708,8 +707,7 @@ class Loader:
         if not isinstance(approver, PinningApprover):
             return False
         try:
-            name, source = pin_key(request)
-            return approver.store.is_pinned(name, request.digest, source=source)
+            return approver.pinned(request) is not None
         except ApprovalError:
             return False
 

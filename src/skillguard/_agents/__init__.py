@@ -11,6 +11,8 @@ character rules and the error tree. The rooms:
 * ``_envelope``: the seed's JSON envelope and its four error codes;
 * ``_grant``: the declared tools narrowed by the policy, never widened;
 * ``_tokenmap``: ``token-map.json`` (seed 001), strict JSON into a frozen ``TokenMap``;
+* ``_place``: whether a path the operator names as their own (an operator agent
+  folder, the trust store) is the repository's;
 * ``_gate``: the approval gate, which decides whether an agent file and its knowledge
   files may reach a prompt (the operator's own, or approved, or refused);
 * ``_review``: what approving an agent file covers, read by the gate's own reading for
@@ -19,7 +21,8 @@ character rules and the error tree. The rooms:
 * ``_directory``: which folders are agents, and validating them
   (``validate_agent_directory``);
 * ``_compose_command``: ``skillguard agent compose`` and ``agent validate``;
-* ``_command``: ``skillguard agent context``;
+* ``_command``: ``skillguard agent context``, and the resolution options it shares with
+  the trust commands;
 * ``_trust_command``: ``skillguard trust show --agent`` and ``trust add --agent``.
 """
 
