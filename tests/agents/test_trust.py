@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from skillguard import ApprovalError, SkillContainmentError, SkillUsageError, TrustStore
+from skillguard import (
+    AllowPolicy,
+    ApprovalError,
+    Loader,
+    SkillContainmentError,
+    SkillUsageError,
+    TrustStore,
+)
 from skillguard._agents.gate import Gate, _Call
 from skillguard._agents.review import _read_back
 from skillguard._audit.log import Auditor
@@ -345,6 +352,126 @@ def test_an_agent_option_out_of_place_is_a_usage_error(
     assert not (tmp_path / "repo" / "t.json").exists()
 
 
+def test_a_digest_given_in_names_place_is_told_where_it_goes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(reviewer_repo(tmp_path / "repo"))
+    args = ("trust", "add", "--agent", "reviewer", "a" * 64, "--trust-store", "t.json")
+    code, out, err = cli(capsys, *args)
+    assert (code, out) == (2, "")
+    assert "a DIGEST goes in --digest" in err
+
+
+def test_t201_an_empty_repo_names_no_repository(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "--repo $REPO" with REPO unset: agent context refuses it, so trust show and add
+    # must too, rather than review and pin the working directory's agent file.
+    monkeypatch.chdir(reviewer_repo(tmp_path / "repo"))
+    code, shown, _ = cli(capsys, "trust", "show", "--agent", "reviewer")
+    assert code == 0
+    digest = digest_in(shown)
+    agent = ("--agent", "reviewer", "--repo", "")
+    code, out, err = cli(capsys, "trust", "show", *agent)
+    assert (code, out) == (2, "")
+    assert "the repository must not be empty" in err
+    store = tmp_path / "t.json"
+    code, out, err = cli(
+        capsys, "trust", "add", *agent, "--digest", digest, "--trust-store", str(store)
+    )
+    assert (code, out) == (2, "")
+    assert "the repository must not be empty" in err
+    assert not store.exists()
+    code, envelope = context(capsys, *agent)
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+
+
+@pytest.mark.parametrize("reached", ["inside", "through a link"])
+def test_t202_a_trust_store_inside_the_repository_approves_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reached: str
+) -> None:
+    # A repository that ships a trust store pinning its own agent file (a teammate, or
+    # a pull request, wrote both): pointed at it, agent context would serve the file
+    # with no human ever asked. A trust store is the operator's, like an operator
+    # folder (T125): one inside the repository is refused, on real paths.
+    repo = reviewer_repo(tmp_path / "repo")
+    agent = ("--agent", "reviewer", "--repo", str(repo))
+    code, shown, _ = cli(capsys, "trust", "show", *agent)
+    assert code == 0
+    outside = tmp_path / "computed.json"
+    pin = ("trust", "add", *agent, "--digest", digest_in(shown))
+    assert cli(capsys, *pin, "--trust-store", str(outside))[0] == 0
+    (repo / ".skillguard").mkdir()
+    shipped = repo / ".skillguard" / "trust.json"
+    shutil.copy(outside, shipped)
+    store = shipped
+    if reached == "through a link":
+        store = tmp_path / "my-trust.json"
+        store.symlink_to(shipped)
+    code, envelope = context(capsys, *agent, "--trust-store", str(store))
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    assert "the trust store" in str(envelope["message"])
+    assert "inside the repository" in str(envelope["message"])
+    assert "careful" not in json.dumps(envelope)
+    # Nor does trust add write a pin there.
+    before = shipped.read_bytes()
+    (repo / "src" / "agents" / "reviewer.md").write_text(AGENT + "\n")
+    code, shown, _ = cli(capsys, "trust", "show", *agent)
+    code, out, err = cli(
+        capsys, "trust", "add", *agent, "--digest", digest_in(shown), "--trust-store", str(store)
+    )
+    assert (code, out) == (2, "")
+    assert "inside the repository" in err
+    assert shipped.read_bytes() == before
+    # The library refuses it alike, before anything is asked or served.
+    loader = Loader(
+        AllowPolicy.from_mapping({"agents": {"orchestrator": {"skills": []}}}),
+        approver=TrustStore(store).approver(),
+    )
+    with pytest.raises(SkillUsageError, match="inside the repository"):
+        loader.bind("orchestrator").agent_context("reviewer", repo=repo)
+
+
+@pytest.mark.parametrize("option", ["--trust-store", "--operator-agents"])
+def test_t204_a_path_spelled_through_the_repository_is_the_repositorys(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    option: str,
+) -> None:
+    # The operator's own store and agent folder, reached through a link the repository
+    # holds: the link is the repository's to retarget at any moment (between the check
+    # and the read), so where it points now proves nothing.
+    repo = reviewer_repo(tmp_path / "repo")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (repo / ".mine").symlink_to(mine)
+    through = str(repo / ".mine" / ("trust.json" if option == "--trust-store" else ""))
+    agent = ("--agent", "reviewer", "--repo", str(repo))
+    code, envelope = context(capsys, *agent, option, through.rstrip("/"))
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    assert "inside the repository" in str(envelope["message"])
+    # Spelled with '..' after a link of the repository, alike.
+    (repo / "docs" / "up").symlink_to(tmp_path / "mine" / "..")
+    dotted = str(repo / "docs" / "up" / ".." / "mine")
+    dotted += "/trust.json" if option == "--trust-store" else ""
+    code, envelope = context(capsys, *agent, option, dotted)
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    # The same folder named directly is the operator's.
+    direct = str(mine / "trust.json") if option == "--trust-store" else str(mine)
+    code, envelope = context(capsys, *agent, option, direct)
+    assert envelope["code"] == "AGENT_FILE_UNREADABLE"  # not pinned: refused, not misused
+    # A relative path goes through the working directory: from a folder of the
+    # repository, its '..' is the workspace's too; from the repository's top, not.
+    relative = "../mine" + ("/trust.json" if option == "--trust-store" else "")
+    monkeypatch.chdir(repo / "docs")
+    code, envelope = context(capsys, *agent, option, "../" + relative)
+    assert (code, envelope["code"]) == (2, "MISSING_ARGUMENT")
+    monkeypatch.chdir(repo)
+    code, envelope = context(capsys, *agent, option, relative)
+    assert envelope["code"] == "AGENT_FILE_UNREADABLE"
+
+
 # -- T162: --approve prompt asks the human at the controlling terminal ----------------------
 
 # The command in a process whose controlling terminal is the pty named by argv[1]: a
@@ -425,6 +552,26 @@ def test_t162_the_prompt_and_the_answer_go_through_the_controlling_terminal(
     assert "not approved (approver: 'console')" in json.loads(out)["message"]
     assert shown.count(QUESTION.decode()) == 1
     assert TrustStore(store).pins() == (pin,)
+
+
+def test_t203_ctrl_c_at_the_question_is_a_refusal_with_its_envelope_and_record(
+    tmp_path: Path,
+) -> None:
+    # The human at the terminal presses Ctrl-C rather than answer: the caller still
+    # reads its one line of JSON, and the audit log says how the request ended.
+    repo = reviewer_repo(tmp_path / "repo")
+    log = tmp_path / "audit.log"
+    args = ["--agent", "reviewer", "--repo", str(repo), "--approve", "prompt"]
+    code, out, err, _ = ask_at_terminal([*args, "--audit-log", str(log)], b"y\n", b"\x03")
+    assert (code, err) == (1, b"")
+    envelope = json.loads(out)
+    assert envelope["code"] == "AGENT_FILE_UNREADABLE"
+    assert "(approver: 'console (interrupted)')" in envelope["message"]
+    records = [json.loads(line) for line in log.read_bytes().splitlines()[1:]]
+    assert [(record["event"], record.get("approver")) for record in records] == [
+        ("agent_approval_requested", None),
+        ("agent_context_denied", "console (interrupted)"),
+    ]
 
 
 def test_t162_without_any_terminal_the_answer_is_no(tmp_path: Path) -> None:

@@ -290,32 +290,56 @@ def test_t33_content_cannot_forge_the_approval_prompt(tmp_path: Path) -> None:
     assert "[U+202E]" in shown
 
 
-def test_t33_the_console_approver_asks_on_a_real_terminal(tmp_path: Path) -> None:
-    request = spoofing_request(tmp_path)
-    question = "Approve once [y], pin this exact content [p], view the whole SKILL.md [v], or deny"
-    leader, follower = os.openpty()
+def answer_at_terminal(leader: int, question: bytes, answers: list[bytes]) -> list[bytes]:
+    """Read the terminal's other end while the approver writes (a pty holds a few KiB,
+    and a prompt longer than that would block on a reader nobody runs), and type each
+    answer once one more question has shown; the chunks read, when the thread ends."""
     chunks: list[bytes] = []
 
     def drain() -> None:
-        # The terminal's other end is read while the approver writes: a pty holds a
-        # few KiB, and a prompt longer than that would block on a reader nobody runs.
         seen = b""
-        while seen.count(question.encode()) < 2:
-            chunk = os.read(leader, 65536)
-            chunks.append(chunk)
-            seen += chunk
+        for number, answer in enumerate(answers, start=1):
+            while seen.count(question) < number:
+                chunk = os.read(leader, 65536)
+                chunks.append(chunk)
+                seen += chunk
+            os.write(leader, answer)
 
-    reader = threading.Thread(target=drain)
-    reader.start()
+    threading.Thread(target=drain, daemon=True).start()
+    return chunks
+
+
+def test_t205_an_answer_typed_before_the_question_answers_nothing(tmp_path: Path) -> None:
+    # Keys typed before the question showed (an answer to something else, or input
+    # meant for another program on the terminal) wait in the terminal's input queue:
+    # the human must answer a question they have seen, so they are discarded.
+    request = spoofing_request(tmp_path)
+    question = b"\nApprove once [y]"  # the real prompt: the skill's own lines are railed
+    leader, follower = os.openpty()
+    os.write(leader, b"y\n")  # typed ahead
+    chunks = answer_at_terminal(leader, question, [b"n\n"])
     with (
         open(follower, encoding="utf-8") as tty_in,
         open(os.dup(follower), "w", encoding="utf-8") as tty_out,
     ):
-        os.write(leader, b"v\np\n")  # view the whole SKILL.md, then pin
         decision = ConsoleApprover(tty_in, tty_out, who="alice")(request)
-        reader.join(timeout=60)
     os.close(leader)
-    assert not reader.is_alive()
+    assert decision == Decision(approved=False, by="alice")
+    assert b"".join(chunks).count(question) == 1
+
+
+def test_t33_the_console_approver_asks_on_a_real_terminal(tmp_path: Path) -> None:
+    request = spoofing_request(tmp_path)
+    question = "Approve once [y], pin this exact content [p], view the whole SKILL.md [v], or deny"
+    leader, follower = os.openpty()
+    # View the whole SKILL.md, then pin: each answered once its question shows.
+    chunks = answer_at_terminal(leader, question.encode(), [b"v\n", b"p\n"])
+    with (
+        open(follower, encoding="utf-8") as tty_in,
+        open(os.dup(follower), "w", encoding="utf-8") as tty_out,
+    ):
+        decision = ConsoleApprover(tty_in, tty_out, who="alice")(request)
+    os.close(leader)
     assert decision == Decision(approved=True, by="alice", scope="pin")
     text = b"".join(chunks).decode("utf-8")
     assert text.count(question) == 2  # asked, shown the whole text, asked again

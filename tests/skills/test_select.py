@@ -377,6 +377,45 @@ def test_t82_a_pin_out_of_date_is_skipped_by_a_sync_select_never_asked(
     assert asked == []
 
 
+@pytest.mark.parametrize("approver_store", ["none", "another"])
+def test_t200_a_sync_select_asks_no_human_beside_a_trust_store(
+    world: dict[str, Path], approver_store: str
+) -> None:
+    # The loader's trust store (which the catalog reads) pins the exact snapshot, but
+    # the approver is a human, alone or behind a trust store of its own that pins
+    # nothing: the pin is no answer of the approver's, so a synchronous select must
+    # skip the skill rather than put it to the human.
+    store = TrustStore(str(world["tmp"] / "trust.json"))
+
+    def pin(request: ApprovalRequest) -> Decision:
+        del request
+        return Decision(approved=True, by="alice", scope="pin")
+
+    make_loader(world, approver=store.approver(pin)).bind("planner").load("pdf-forms")
+    asked: list[str] = []
+
+    def human(request: ApprovalRequest) -> Decision:
+        asked.append(request.skill)
+        return Decision(approved=True, by="bob")
+
+    approver: object = human
+    if approver_store == "another":
+        approver = TrustStore(str(world["tmp"] / "other.json")).approver(human)
+    audit = world["tmp"] / "audit.log"
+    loader = make_loader(world, approver=approver, trust_store=store, audit=AuditLog(audit))
+    selection = loader.bind("planner").select("fill this PDF form")
+    assert asked == []
+    assert selection.names == ()
+    (skipped,) = selection.skipped
+    assert (skipped.name, skipped.code) == ("pdf-forms", "not_approved")
+    assert "Workspace PDF" not in selection.text
+    events = [json.loads(line) for line in audit.read_text().splitlines()[1:]]
+    assert not any(e["event"] == "approval_requested" for e in events)
+    # aselect may ask: the human is asked there, and only there.
+    assert asyncio.run(loader.bind("planner").aselect("fill this PDF form")).names == ("pdf-forms",)
+    assert asked == ["pdf-forms"]
+
+
 def test_t82_aselect_awaits_the_approver(world: dict[str, Path]) -> None:
     asked: list[str] = []
 

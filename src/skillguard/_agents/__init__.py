@@ -13,6 +13,8 @@ character rules and the error tree. The rooms:
 * ``tokenmap``: ``token-map.json``, strict JSON into a frozen ``TokenMap``;
 * ``gate``: the approval gate, which decides whether an agent file and its knowledge
   files may reach a prompt (the operator's own, or approved, or refused);
+* ``place``: where an operator path lies (the repository's or the operator's own), judged
+  step by step through the mount table;
 * ``review``: what approving an agent file covers, read by the gate's own reading for
   an operator who pins it without a prompt;
 * ``compose``: composable agent directories (agent-cortex), read and composed;

@@ -30,6 +30,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+import attrs
+
 from skillguard._agents.envelope import MISSING_ARGUMENT, dumps, error_envelope
 from skillguard._agents.gate import Gate, agent_context
 from skillguard._agents.resolve import HARNESS_PRESETS
@@ -50,9 +52,18 @@ if TYPE_CHECKING:
 
     from _typeshed import SupportsWrite
 
+    from skillguard._core.model import Profile
     from skillguard._skills.approval import ApprovalRequest
 
-__all__ = ["add_agent_command", "run_agent_command", "run_agent_context"]
+__all__ = [
+    "RESOLUTION_OPTIONS",
+    "Resolution",
+    "add_agent_command",
+    "add_resolution_options",
+    "resolution",
+    "run_agent_command",
+    "run_agent_context",
+]
 
 _EXIT_OK = 0
 _EXIT_FAILED = 1
@@ -96,32 +107,74 @@ class _EnvelopeParser(argparse.ArgumentParser):
         raise _HelpShown
 
 
-def _options(parser: argparse.ArgumentParser) -> None:
-    """The options of ``agent context``, for ``--help`` and for the run alike."""
-    parser.add_argument("--agent", help="an agent name, or a path relative to the repository")
-    parser.add_argument("--team", help="a team folder searched before .team-development")
-    parser.add_argument("--repo", default=".", help="the repository root (default: .)")
+# The options that decide which file an agent name resolves to and how it is read, as
+# ``(dest, flag)``: ``agent context`` and ``trust show --agent`` / ``trust add --agent``
+# take them from one definition, so that the file reviewed and pinned is the file served.
+RESOLUTION_OPTIONS = (
+    ("team", "--team"),
+    ("repo", "--repo"),
+    ("harness", "--harness"),
+    ("profile", "--profile"),
+    ("operator_agents", "--operator-agents"),
+)
+
+
+def add_resolution_options(parser: argparse.ArgumentParser, *, lead: str = "") -> None:
+    """``RESOLUTION_OPTIONS``, each help text behind *lead*. None has a default here:
+    an option not given is ``None`` (``resolution`` supplies the default), so that a
+    command can tell an option given out of place."""
+    parser.add_argument("--team", help=f"{lead}a team folder searched before .team-development")
+    parser.add_argument("--repo", help=f"{lead}the repository root (default: .)")
     parser.add_argument(
         "--harness",
         action="append",
-        default=[],
         choices=tuple(HARNESS_PRESETS),
-        help="also search this harness's agent folder, after the seed's (repeatable, in order)",
+        help=f"{lead}also search this harness's agent folder, after the seed's (repeatable, "
+        "in order)",
     )
     parser.add_argument(
         "--profile",
         choices=("strict", "compat"),
-        default="strict",
-        help="strict (the default) refuses what compat accepts with a warning",
+        help=f"{lead}strict (the default) refuses what compat accepts with a warning",
     )
     parser.add_argument(
         "--operator-agents",
         action="append",
-        default=[],
         metavar="DIR",
-        help="a folder of the operator's own agent files, trusted and searched first "
+        help=f"{lead}a folder of the operator's own agent files, trusted and searched first "
         "(repeatable; never inside the repository)",
     )
+
+
+@attrs.frozen
+class Resolution:
+    """The resolution options as the gate takes them, defaults supplied."""
+
+    repo: str
+    team: str | None
+    harnesses: tuple[str, ...]
+    profile: Profile
+    operator_agents: tuple[str, ...]
+
+
+def resolution(args: argparse.Namespace) -> Resolution:
+    """``RESOLUTION_OPTIONS`` as given. An empty ``--repo`` stays empty (and is refused
+    as the repository): only an absent one is the working directory."""
+    return Resolution(
+        repo="." if args.repo is None else args.repo,
+        team=args.team,
+        harnesses=tuple(args.harness or ()),
+        profile=args.profile or "strict",
+        # "--operator-agents=~/x" reaches here unexpanded (a shell expands "~" only at
+        # the start of a word): expanded like the shell would, for the operator.
+        operator_agents=tuple(os.path.expanduser(folder) for folder in args.operator_agents or ()),
+    )
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``agent context``, for ``--help`` and for the run alike."""
+    parser.add_argument("--agent", help="an agent name, or a path relative to the repository")
+    add_resolution_options(parser)
     parser.add_argument(
         "--approve",
         choices=("deny", "prompt"),
@@ -157,18 +210,23 @@ def run_agent_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
 _MAX_KEY_BYTES = 4096
 NO_TERMINAL = "console (no terminal: neither stdin nor a controlling one)"
+INTERRUPTED = "console (interrupted)"
 
 
 def ask_terminal(request: ApprovalRequest) -> Decision:
     """``--approve prompt``: the human at stdin and stderr when both are terminals,
     else at the controlling terminal, asked and answered there; never an answer read
-    from a stdin that is not a terminal (T162)."""
-    if sys.stdin.isatty() and sys.stderr.isatty():
-        return ConsoleApprover(sys.stdin, sys.stderr)(request)
-    with controlling_terminal() as terminal:
-        if terminal is None:
-            return Decision(approved=False, by=NO_TERMINAL)
-        return ConsoleApprover(*terminal)(request)
+    from a stdin that is not a terminal (T162). Ctrl-C instead of an answer is a
+    refusal like any other (T203): audited, and reported in the envelope."""
+    try:
+        if sys.stdin.isatty() and sys.stderr.isatty():
+            return ConsoleApprover(sys.stdin, sys.stderr)(request)
+        with controlling_terminal() as terminal:
+            if terminal is None:
+                return Decision(approved=False, by=NO_TERMINAL)
+            return ConsoleApprover(*terminal)(request)
+    except KeyboardInterrupt:
+        return Decision(approved=False, by=INTERRUPTED)
 
 
 def _gate(args: argparse.Namespace) -> Gate:
@@ -185,7 +243,7 @@ def _gate(args: argparse.Namespace) -> Gate:
             except OSError as exc:
                 raise SkillUsageError("bad_argument", "the audit key file cannot be read") from exc
         log = AuditLog(args.audit_log, key=key)
-    return Gate("cli", approver, Auditor(log), DEFAULT_LIMITS, args.profile)
+    return Gate("cli", approver, Auditor(log), DEFAULT_LIMITS, resolution(args).profile)
 
 
 def _write(out: TextIO, envelope: dict[str, object]) -> None:
@@ -203,15 +261,14 @@ def run_agent_context(argv: Sequence[str], out: TextIO) -> int:
     except _HelpShown:
         return _EXIT_OK
     try:
+        where = resolution(args)
         served = agent_context(
             _gate(args),
-            args.repo,
+            where.repo,
             args.agent,
-            team=args.team,
-            harnesses=tuple(args.harness),
-            # "--operator-agents=~/x" reaches here unexpanded (a shell expands "~" only
-            # at the start of a word): expanded like the shell would, for the operator.
-            operator_agents=tuple(os.path.expanduser(folder) for folder in args.operator_agents),
+            team=where.team,
+            harnesses=where.harnesses,
+            operator_agents=where.operator_agents,
         )
     except SkillError as exc:
         _write(out, error_envelope(exc))

@@ -14,13 +14,13 @@ and they must be the same ones for the pin to be the file ``agent context`` serv
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from skillguard._agents.gate import Gate
-from skillguard._agents.resolve import HARNESS_PRESETS
+from skillguard._agents.place import check_trust_store
 from skillguard._agents.review import review
 from skillguard._audit.log import Auditor
+from skillguard._cli.agent_context import RESOLUTION_OPTIONS, add_resolution_options, resolution
 from skillguard._core.errors import SkillUsageError
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.text import terminal_line
@@ -34,39 +34,17 @@ __all__ = ["add_agent_trust_options", "run_agent_trust"]
 
 _EXIT_OK = 0
 _EXIT_FAILED = 1
-# Options that only an agent file takes: given without --agent they are a mistake.
-_AGENT_ONLY = ("repo", "team", "harness", "operator_agents", "profile")
 
 
 def add_agent_trust_options(parser: argparse.ArgumentParser) -> None:
-    """The options of ``trust show`` and ``trust add`` that name an agent file."""
+    """The options of ``trust show`` and ``trust add`` that name an agent file: agent
+    context's own resolution options (``add_resolution_options``)."""
     parser.add_argument(
         "--agent",
         metavar="NAME|PATH",
         help="an agent file instead of a skill: its name, or its path in --repo",
     )
-    parser.add_argument("--repo", help="with --agent: the repository root (default: .)")
-    parser.add_argument(
-        "--team", help="with --agent: a team folder searched before .team-development"
-    )
-    parser.add_argument(
-        "--harness",
-        action="append",
-        choices=tuple(HARNESS_PRESETS),
-        help="with --agent: also search this harness's agent folder (repeatable, in order)",
-    )
-    parser.add_argument(
-        "--operator-agents",
-        action="append",
-        metavar="DIR",
-        help="with --agent: a folder of the operator's own agent files, searched first "
-        "(repeatable)",
-    )
-    parser.add_argument(
-        "--profile",
-        choices=("strict", "compat"),
-        help="with --agent: strict (the default) or compat, as agent context reads it",
-    )
+    add_resolution_options(parser, lead="with --agent: ")
 
 
 def _digest(args: argparse.Namespace) -> str:
@@ -80,29 +58,33 @@ def _digest(args: argparse.Namespace) -> str:
 def run_agent_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int | None:
     """``trust show`` or ``trust add`` for an agent file when ``--agent`` was given;
     ``None`` for a skill (whose options are checked here, and whose DIGEST is set)."""
+    if args.agent is not None and (args.name is not None or args.project is not None):
+        # Checked first: "trust add --agent X DIGEST" puts DIGEST in NAME's place.
+        raise SkillUsageError(
+            "bad_argument",
+            "--agent names an agent file in --repo: no skill NAME (a DIGEST goes in "
+            "--digest), no --project",
+        )
     if args.action == "add":
         args.digest = _digest(args)
     if args.agent is None:
-        extra = [name for name in _AGENT_ONLY if getattr(args, name) is not None]
+        # Options that only an agent file takes: given without --agent, a mistake.
+        extra = [flag for dest, flag in RESOLUTION_OPTIONS if getattr(args, dest) is not None]
         if extra:
-            shown = ", ".join("--" + name.replace("_", "-") for name in extra)
-            raise SkillUsageError("bad_argument", f"{shown}: only with --agent")
+            raise SkillUsageError("bad_argument", f"{', '.join(extra)}: only with --agent")
         if args.name is None:
             raise SkillUsageError("bad_argument", f"trust {args.action} needs NAME or --agent")
         return None
-    if args.name is not None or args.project is not None:
-        raise SkillUsageError(
-            "bad_argument", "--agent names an agent file in --repo: no skill NAME, no --project"
-        )
-    gate = Gate("(operator)", deny_all, Auditor(None), DEFAULT_LIMITS, args.profile or "strict")
+    # Read as agent context reads it, so that both find and snapshot the same file.
+    where = resolution(args)
+    gate = Gate("(operator)", deny_all, Auditor(None), DEFAULT_LIMITS, where.profile)
     found = review(
         gate,
-        args.repo or ".",
+        where.repo,
         args.agent,
-        team=args.team,
-        harnesses=tuple(args.harness or ()),
-        # Expanded as agent context expands it, so both find the same file.
-        operator_agents=tuple(os.path.expanduser(folder) for folder in args.operator_agents or ()),
+        team=where.team,
+        harnesses=where.harnesses,
+        operator_agents=where.operator_agents,
         read_back=args.action == "show" and args.full,
     )
     file = terminal_line(found.file)
@@ -123,6 +105,7 @@ def run_agent_trust(args: argparse.Namespace, out: TextIO, err: TextIO) -> int |
             f"{request.digest}; nothing was pinned\n"
         )
         return _EXIT_FAILED
+    check_trust_store(where.repo, args.trust_store)
     name, source = pin_key(request)
     TrustStore(args.trust_store).pin(
         name, request.digest, args.by, source=source, skill_sha256=request.sha256

@@ -36,6 +36,7 @@ import os
 import re
 import stat
 import sys
+import termios
 import threading
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -68,6 +69,7 @@ __all__ = [
     "SafeRoot",
     "Skipped",
     "controlling_terminal",
+    "discard_typeahead",
     "display_path",
     "join_relative",
     "open_trusted_target",
@@ -960,6 +962,20 @@ def controlling_terminal() -> Iterator[tuple[TextIO, TextIO] | None]:
             yield reader, writer
     finally:
         os.close(fd)
+
+
+def discard_typeahead(stream: object) -> None:
+    """Discard what was typed on the terminal *stream* reads from and not read yet, so
+    that the next line read was typed after the question it answers was shown: keys
+    typed ahead (an answer to something else, input meant for another program on the
+    terminal) answer nothing (T205). A stream that is no terminal is left alone."""
+    fileno = getattr(stream, "fileno", None)
+    try:
+        descriptor = fileno() if callable(fileno) else None
+        if isinstance(descriptor, int) and os.isatty(descriptor):
+            termios.tcflush(descriptor, termios.TCIFLUSH)
+    except (OSError, ValueError, termios.error):  # closed, or no descriptor (io.StringIO)
+        return
 
 
 def same_file(first: str, second: str) -> bool:

@@ -48,7 +48,12 @@ import attrs
 from skillguard._core.errors import SkillError, SkillUsageError, safe_repr
 from skillguard._core.strict_json import StrictJSONError, loads_strict
 from skillguard._core.text import reveal, terminal_line
-from skillguard._fs.containment import operator_path, read_operator_bytes, split_name
+from skillguard._fs.containment import (
+    discard_typeahead,
+    operator_path,
+    read_operator_bytes,
+    split_name,
+)
 from skillguard._fs.write import FileLock, sweep_temporaries, write_atomic
 from skillguard._skills.parse import is_valid_name
 
@@ -462,6 +467,9 @@ class ConsoleApprover:
         while True:
             # An agent file's request already shows every file whole: [v] shows it again.
             view = "show every file again" if request.kind == "agent" else "view the whole SKILL.md"
+            # Only a key typed once the question shows answers it (T205).
+            self.stdout.flush()
+            discard_typeahead(self.stdin)
             self.stdout.write(
                 f"Approve once [y], pin this exact content [p], {view} [v], or deny [N]? "
             )
@@ -726,10 +734,20 @@ class PinningApprover:
         self.store = store
         self.fallback = fallback
 
-    def __call__(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]:
+    def pinned(self, request: ApprovalRequest) -> Decision | None:
+        """The store's own answer for *request*: approved when it pins that exact
+        snapshot, else ``None``. The fallback is never asked, so a caller that must not
+        wait for a human (a synchronous ``select``, T200) asks this instead. Raises
+        ``ApprovalError`` (``trust_store``) when the store cannot be read."""
         name, source = pin_key(request)
         if self.store.is_pinned(name, request.digest, source=source):
             return Decision(approved=True, by="trust-store")
+        return None
+
+    def __call__(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]:
+        pinned = self.pinned(request)
+        if pinned is not None:
+            return pinned
         answer = self.fallback(request)
         if inspect.isawaitable(answer):
             return _PendingDecision(self, request, answer)

@@ -26,8 +26,9 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
    per agent and in total; an evicted request is audited.
 8. ``select`` (seed 003, ``_select``) is a ranking over the same candidates a catalog
    shows, never a grant: it serves a workspace skill only from a snapshot approved for
-   the agent or pinned, the pin's digest checked against the snapshot before any
-   request exists (``aselect`` may ask the approver; ``select`` never), and writes one
+   the agent or pinned by the approver's trust store, the pin's digest checked
+   against the snapshot before any request exists and the pin, never a human, the
+   answer (``aselect`` may ask the approver; ``select`` never, T200), and writes one
    ``skill_selected`` record per skill (its snapshot digest) and ``skills_selected``
    (the task's and the composed text's hashes) before it returns (T80-T84, T127).
 9. The skill tool (seed 004, ``_tool``) reads a model's arguments strictly and checks
@@ -67,6 +68,7 @@ from skillguard._skills.approval import (
     ApprovalRequest,
     ApprovalRequiredError,
     Decision,
+    PinningApprover,
     make_request,
     pin_failure,
     request_cost,
@@ -259,9 +261,9 @@ class AgentSkills:
         """The skills this agent needs for *task*, loaded and rendered, within the byte
         caps (``_select``'s rules). Only skills the agent may load and a model may invoke
         are candidates; a workspace skill is served only from a snapshot approved for
-        this agent or pinned in the trust store (the approver is asked only about a
-        snapshot whose whole digest the store pins, so that it answers from the pin),
-        and otherwise skipped with a reason; use ``aselect`` to await the approver.
+        this agent or pinned, its whole digest, in the approver's trust store (the pin
+        answers; no human is asked), and otherwise skipped with a reason; use
+        ``aselect`` to await the approver.
         Records each skill's snapshot digest (``skill_selected``), then
         ``skills_selected`` with the sha256 of the task (never its text) and of the
         composed text. Raises
@@ -353,9 +355,10 @@ class AgentSkills:
     def _served_for_selection(self, name: str) -> LoadedSkill | SkillError:
         """A skill's body for a synchronous selection, through the same gates as
         ``load``: embedded skills load; a workspace skill only from a snapshot approved
-        for this agent, or through the approver when the trust store pins that very
-        snapshot (its whole folder's digest, not only its ``SKILL.md``): a synchronous
-        selection never puts an unpinned snapshot to a human (T82)."""
+        for this agent, or when the approver's own trust store pins that very snapshot
+        (its whole folder's digest, not only its ``SKILL.md``), answered by the pin
+        alone: a synchronous selection never puts a snapshot to a human (T82, T200),
+        not the approver's fallback, nor an approver that is no trust store's."""
         loader = self._loader
         approved = self._approved_for_selection(name)
         if approved is not None:
@@ -365,16 +368,25 @@ class AgentSkills:
             if source == "embedded":
                 return self.load(name)
             meta = loader.meta(source, name)
-            store = loader.trust_store
-            pin = store.pinned(name, _folder(meta)) if store is not None else None
-            if store is None or pin is None or pin.skill_sha256 != meta.sha256:
+            # The approver's store, not ``loader.trust_store`` (which the catalog reads
+            # and which may be another): only the approver's pin is its answer.
+            approver = loader.approver
+            pinning = approver if isinstance(approver, PinningApprover) else None
+            pin = pinning.store.pinned(name, _folder(meta)) if pinning is not None else None
+            if pinning is None or pin is None or pin.skill_sha256 != meta.sha256:
                 return ApprovalRequiredError(
                     "not_approved",
                     "a workspace skill nobody approved or pinned: use aselect",
                     name=name,
                     agent=self.agent,
                 )
-            return self.load(self._prepare(name, by_user=False, execution=None, pinned=store))
+            prepared = self._prepare(name, by_user=False, execution=None, pinned=pinning.store)
+            issued = self._claim(prepared, by_user=False)
+            assert isinstance(issued, _Issued)  # a workspace skill
+            # The pin answers, read again for this very request; never the fallback,
+            # even when the pin changed since it was checked.
+            answer = pinning.pinned(issued.request)
+            return self._decide(issued, answer or Decision(approved=False, by="trust-store"))
         except SkillError as exc:
             return exc
 

@@ -56,7 +56,6 @@ from skillguard._skills.approval import (
     deny_all,
     is_async_approver,
     pin_failure,
-    pin_key,
 )
 from skillguard._skills.discover import RootPath, SkillMeta, SkillRoots, SkippedEntry, source_folder
 from skillguard._skills.embedded import EmbeddedSkills
@@ -714,8 +713,7 @@ class Loader:
         if not isinstance(approver, PinningApprover):
             return False
         try:
-            name, source = pin_key(request)
-            return approver.store.is_pinned(name, request.digest, source=source)
+            return approver.pinned(request) is not None
         except ApprovalError:
             return False
 
