@@ -110,9 +110,13 @@ OS_EXCEPTIONS = {
     # The command line uses os only to silence stdout after a broken pipe or a failed
     # write, and to name the failure.
     "_cli/main.py": {"open", "devnull", "O_WRONLY", "dup2", "close", "strerror"},
-    # The gate resolves the operator's own agent folders (trusted arguments) to compare
-    # them with the repository's place in the mount table.
-    "_agents/gate.py": {"path.lexists", "path.realpath"},
+    # Where an operator path lies (trusted arguments: the operator's agent folders and
+    # trust store), judged step by step against the repository's place in the mount
+    # table, from the working folder for a relative path.
+    "_agents/place.py": {"getcwd", "path.lexists", "path.realpath"},
+    # The gate skips an operator agent folder that does not exist (the operator's own
+    # path, looked at before SafeRoot opens it).
+    "_agents/gate.py": {"path.lexists"},
     # skillguard.testing writes the caller's own scratch trees (hostile on purpose).
     "testing/_workspaces.py": {
         "O_CLOEXEC",

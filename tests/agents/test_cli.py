@@ -119,20 +119,18 @@ def test_t76_errors_are_envelopes(capsys: pytest.CaptureFixture[str], tmp_path: 
 def test_t76_hidden_text_is_escaped_in_the_cli_envelope(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    (tmp_path / "src" / "agents").mkdir(parents=True)
-    (tmp_path / "src" / "agents" / "x.md").write_text(
-        "---\nname: x\ndescription: d\n---\na\u202eb\n"
-    )
-    code, out = run(capsys, "--agent", "x", "--repo", str(tmp_path))
+    repo = tmp_path / "repo"
+    (repo / "src" / "agents").mkdir(parents=True)
+    (repo / "src" / "agents" / "x.md").write_text("---\nname: x\ndescription: d\n---\na\u202eb\n")
+    code, out = run(capsys, "--agent", "x", "--repo", str(repo))
     assert (code, json.loads(out)["code"]) == (1, "AGENT_PARSE_FAILED")
-    (tmp_path / "store").mkdir()
-    store = pinned(tmp_path / "store", tmp_path, "x", "compat")
+    store = pinned(tmp_path, repo, "x", "compat")  # outside the repository (T202)
     code, out = run(
         capsys,
         "--agent",
         "x",
         "--repo",
-        str(tmp_path),
+        str(repo),
         "--profile",
         "compat",
         "--trust-store",
