@@ -65,7 +65,8 @@ from skillguard._audit.log import (
     verify_records,
 )
 from skillguard._audit.report import render_audit_report
-from skillguard._fs.containment import FileLock, stream_lines
+from skillguard._fs.operator import stream_lines
+from skillguard._fs.write import FileLock
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping

@@ -34,7 +34,7 @@ from typing import Any
 
 from skillguard._audit.log import MAX_RECORD_BYTES, canonical, summarize_log
 from skillguard._audit.report import render_audit_report
-from skillguard._fs.containment import stream_lines
+from skillguard._fs.operator import stream_lines
 
 _GENESIS = "0" * 64
 _KINDS = (

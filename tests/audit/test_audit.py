@@ -47,7 +47,7 @@ from skillguard._audit.log import (
     summarize_records,
 )
 from skillguard._core.strict_json import _depth
-from skillguard._fs.containment import read_operator_bytes, stream_lines
+from skillguard._fs.operator import read_operator_bytes, stream_lines
 from skillguard.audit import (
     AuditError,
     AuditLog,

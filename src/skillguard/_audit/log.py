@@ -62,7 +62,8 @@ import structlog
 from skillguard._audit.counts import MAX_COUNTED_NAMES, TopCounts
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.strict_json import loads_strict
-from skillguard._fs.containment import AppendFile, FileLock, display_path, operator_path
+from skillguard._fs.paths import display_path, operator_path
+from skillguard._fs.write import AppendFile, FileLock
 
 if TYPE_CHECKING:
     import os

@@ -39,7 +39,8 @@ from skillguard._audit.log import (
     _summary,
 )
 from skillguard._core.errors import SkillUsageError
-from skillguard._fs.containment import operator_path, stream_lines
+from skillguard._fs.operator import stream_lines
+from skillguard._fs.paths import operator_path
 
 if TYPE_CHECKING:
     import os

@@ -49,13 +49,8 @@ from skillguard._audit.log import (
     chain,
     log_event,
 )
-from skillguard._fs.containment import (
-    AppendFile,
-    FileLock,
-    display_path,
-    operator_path,
-    write_new_file,
-)
+from skillguard._fs.paths import display_path, operator_path
+from skillguard._fs.write import AppendFile, FileLock, write_new_file
 
 if TYPE_CHECKING:
     import os

@@ -31,7 +31,8 @@ from skillguard._audit.logset import UNREADABLE, LogSetVerification, summarize_l
 from skillguard._audit.report import render_audit_report
 from skillguard._core.errors import SkillUsageError, safe_repr
 from skillguard._core.text import terminal_line, terminal_safe
-from skillguard._fs.containment import read_operator_bytes, same_file, stream_lines, write_atomic
+from skillguard._fs.operator import read_operator_bytes, same_file, stream_lines
+from skillguard._fs.write import write_atomic
 from skillguard._skills.approval import (
     ConsoleApprover,
     TrustStore,

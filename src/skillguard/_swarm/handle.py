@@ -101,7 +101,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from skillguard._agents.gate import Gate, ServedAgentContext
-    from skillguard._fs.containment import Resolver
+    from skillguard._fs.walk import Resolver
     from skillguard._skills.approval import TrustStore
     from skillguard._skills.discover import SkillMeta
 
