@@ -47,15 +47,8 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from skillguard._audit.counts import MAX_COUNTED_NAMES, TopCounts
-from skillguard._audit.log import (
-    INTACT,
-    NEEDS_KEY,
-    TORN,
-    WRONG_KEY,
-    Verification,
-    _checker,
-    parse_since,
-)
+from skillguard._audit.summary import parse_since
+from skillguard._audit.verify import INTACT, NEEDS_KEY, TORN, WRONG_KEY, Verification, _checker
 from skillguard._core.errors import SkillUsageError
 from skillguard._core.text import terminal_line
 

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from skillguard._audit.log import audit_summary
+from skillguard._audit.summary import audit_summary
 from skillguard._core.errors import (
     MalformedSkillError,
     SkillContainmentError,
