@@ -9,7 +9,9 @@
 * ``counts``: counts by name in bounded memory (the summary's and report's tables);
 * ``repair``: mending a torn tail (``audit repair``);
 * ``logset``: several logs (one per process or host) verified together;
-* ``report``: the HTML report for a reviewer.
+* ``report``: the HTML report for a reviewer (``render_audit_report``): the page, its
+  verdict, its style sheet and script; ``report_data`` gathers what it shows in
+  bounded memory, ``report_html`` draws it (every value from the log through ``_cell``).
 
 The public names are re-exported by ``skillguard.audit``.
 """
