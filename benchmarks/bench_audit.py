@@ -54,18 +54,12 @@ from typing import TYPE_CHECKING, Any
 
 import skillguard
 import skillguard.audit
-from skillguard._audit.log import (
-    _HEADER_EVENT,
-    MAX_RECORD_BYTES,
-    Verification,
-    _checker,
-    canonical,
-    summarize_log,
-    summarize_records,
-    verify_records,
-)
+from skillguard._audit.record import _HEADER_EVENT, MAX_RECORD_BYTES, canonical
 from skillguard._audit.report import render_audit_report
-from skillguard._fs.containment import FileLock, stream_lines
+from skillguard._audit.summary import summarize_log, summarize_records
+from skillguard._audit.verify import Verification, _checker, verify_records
+from skillguard._fs.operator import stream_lines
+from skillguard._fs.write import FileLock
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping

@@ -26,9 +26,10 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
-from skillguard._audit.log import MAX_RECORD_BYTES, canonical, summarize_log
 from skillguard._audit.logset import summarize_logs
-from skillguard._fs.containment import stream_lines
+from skillguard._audit.record import MAX_RECORD_BYTES, canonical
+from skillguard._audit.summary import summarize_log
+from skillguard._fs.operator import stream_lines
 
 
 def write_log(path: Path, size: int, log_id: str) -> int:

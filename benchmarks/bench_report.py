@@ -32,9 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillguard._audit.log import MAX_RECORD_BYTES, canonical, summarize_log
+from skillguard._audit.record import MAX_RECORD_BYTES, canonical
 from skillguard._audit.report import render_audit_report
-from skillguard._fs.containment import stream_lines
+from skillguard._audit.summary import summarize_log
+from skillguard._fs.operator import stream_lines
 
 _GENESIS = "0" * 64
 _KINDS = (

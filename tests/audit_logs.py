@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from skillguard._audit.log import _GENESIS, _digest, _key_id, canonical
+from skillguard._audit.record import _GENESIS, _digest, _key_id, canonical
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

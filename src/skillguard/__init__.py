@@ -29,7 +29,8 @@ from skillguard._core.errors import (
 from skillguard._core.limits import Limits
 from skillguard._core.model import FrozenMap, Profile, Skill, SkillWarning, Step, YamlValue
 from skillguard._core.version import __version__
-from skillguard._fs.containment import Entry, Listing, SafeRoot, Skipped, openat2_available
+from skillguard._fs.containment import Entry, Listing, SafeRoot, Skipped
+from skillguard._fs.walk import openat2_available
 from skillguard._skills.approval import (
     ApprovalDeniedError,
     ApprovalError,

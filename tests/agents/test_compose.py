@@ -22,7 +22,7 @@ from skillguard import (
 from skillguard._agents.compose import parse_frontmatter
 from skillguard._cli.main import main
 from skillguard._core.text import find_hidden
-from skillguard._fs.containment import OutputFolder
+from skillguard._fs.write import OutputFolder
 from skillguard.agents import (
     ComposedAgent,
     ComposeLimits,

@@ -28,7 +28,7 @@ from skillguard.agents import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from skillguard._fs.containment import Resolver
+    from skillguard._fs.walk import Resolver
 
 RESOLVERS = [
     pytest.param("openat2", marks=pytest.mark.skipif(not openat2_available(), reason="no openat2")),

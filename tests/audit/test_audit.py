@@ -32,22 +32,19 @@ from skillguard import (
     catalog_xml,
     deny_all,
 )
-from skillguard._audit.log import (
-    MAX_COUNTED_NAMES,
+from skillguard._audit.counts import MAX_COUNTED_NAMES
+from skillguard._audit.record import MAX_RECORD_BYTES, canonical
+from skillguard._audit.summary import (
     MAX_LISTED_DENIALS,
-    MAX_RECORD_BYTES,
     MAX_SHOWN_NAMES,
-    TAMPERED,
-    TORN,
     _Summary,
-    _without_hash,
-    canonical,
     parse_since,
     summarize_log,
     summarize_records,
 )
+from skillguard._audit.verify import TAMPERED, TORN, _without_hash
 from skillguard._core.strict_json import _depth
-from skillguard._fs.containment import read_operator_bytes, stream_lines
+from skillguard._fs.operator import read_operator_bytes, stream_lines
 from skillguard.audit import (
     AuditError,
     AuditLog,

@@ -19,10 +19,12 @@ import pytest
 from structlog.testing import capture_logs
 
 from skillguard import SkillUsageError
-from skillguard._audit.log import MAX_RECORD_BYTES, TORN
+from skillguard._audit.record import MAX_RECORD_BYTES
 from skillguard._audit.report import render_audit_report
+from skillguard._audit.verify import TORN
 from skillguard._cli.main import main
-from skillguard._fs.containment import FileLock, stream_lines
+from skillguard._fs.operator import stream_lines
+from skillguard._fs.write import FileLock
 from skillguard.audit import AuditError, AuditLog, Auditor, verify_records
 
 if TYPE_CHECKING:

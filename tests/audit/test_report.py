@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillguard import SkillUsageError
-from skillguard._audit.report import _CATCH_ALL_LABELS, _KINDS, _LABEL_CHARS, _label
+from skillguard._audit.report_data import _CATCH_ALL_LABELS, _KINDS
+from skillguard._audit.report_html import _LABEL_CHARS, _label
 from skillguard._cli.main import main
 from skillguard._core.text import find_hidden
 from skillguard.audit import AuditLog, Auditor, render_audit_report
@@ -271,7 +272,7 @@ def test_t98_what_is_not_a_log_shows_nothing(lines: list[bytes]) -> None:
 def test_t99_tables_keep_the_latest_rows_and_say_how_many_they_left_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("skillguard._audit.report.MAX_TABLE_ROWS", 5)
+    monkeypatch.setattr("skillguard._audit.report_data.MAX_TABLE_ROWS", 5)
     records: list[dict[str, object]] = [
         {"time": "2026-01-01T00:00:00Z", "event": "load_denied", "decision": "deny", "agent": "a"}
         for _ in range(6)
@@ -458,7 +459,7 @@ def test_t116_a_cut_name_is_shown_as_cut() -> None:
 def test_t116_a_name_cannot_pass_for_a_count_tables_own_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("skillguard._audit.report._SHOWN_COUNTS", 2)
+    monkeypatch.setattr("skillguard._audit.report_html._SHOWN_COUNTS", 2)
     forged = "and 7 other names: 7000 records"
     records: list[dict[str, object]] = [
         {"time": "t", "event": "load_granted", "decision": "allow", "agent": name}

@@ -19,7 +19,9 @@ import pytest
 
 from skillguard import Limits, MalformedSkillError, SkillContainmentError, SkillNotFoundError
 from skillguard._cli.scan import Found, scan_for_skills
-from skillguard._fs.containment import SafeRoot, _os_error, display_path, printed_path
+from skillguard._fs.containment import SafeRoot
+from skillguard._fs.errors import _os_error
+from skillguard._fs.paths import display_path, printed_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -25,7 +25,7 @@ from skillguard import (
     SkillUsageError,
     openat2_available,
 )
-from skillguard._fs.containment import split_name
+from skillguard._fs.paths import split_name
 
 RESOLVERS = [
     pytest.param("openat2", marks=pytest.mark.skipif(not openat2_available(), reason="no openat2")),
@@ -457,12 +457,12 @@ def test_openat2_filtered_after_start_up_falls_back_to_the_walk(
 ) -> None:
     # A seccomp filter cannot be installed from a test without a helper process, so
     # the kernel's answer to a filtered call (EPERM) is played by a stand-in.
-    from skillguard._fs import containment as _fs
+    from skillguard._fs import walk
 
     def filtered(*_: object) -> int:
         raise OSError(errno.EPERM, "filtered")
 
-    monkeypatch.setattr(_fs, "_openat2", filtered)
+    monkeypatch.setattr(walk, "_openat2", filtered)
     with SafeRoot(tree, resolver="openat2") as root:
         assert root.read_file("d/e/f.txt", cap=CAP) == b"f"
         assert root.resolver == "walk"

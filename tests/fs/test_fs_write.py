@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import ApprovalError, TrustStore
-from skillguard._fs.containment import FileLock, write_atomic
+from skillguard._fs.write import FileLock, write_atomic
 from skillguard.audit import AuditError, AuditLog
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def test_a_path_that_names_no_file_is_refused() -> None:
 
 LOCK_HOLDER = """
 import sys
-from skillguard._fs.containment import FileLock
+from skillguard._fs.write import FileLock
 
 with FileLock(sys.argv[1]):
     print("held", flush=True)

@@ -68,7 +68,8 @@ from skillguard._core.errors import (
 from skillguard._core.limits import Limits, _positive
 from skillguard._core.model import SkillWarning
 from skillguard._core.strict_yaml import decode_utf8
-from skillguard._fs.containment import SafeRoot, operator_path
+from skillguard._fs.containment import SafeRoot
+from skillguard._fs.paths import operator_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable

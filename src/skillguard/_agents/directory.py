@@ -27,7 +27,8 @@ from skillguard._agents.compose import (
 )
 from skillguard._agents.tokenmap import EMPTY_TOKEN_MAP, TokenMap
 from skillguard._core.errors import MalformedSkillError, SkillError, SkillUsageError, safe_repr
-from skillguard._fs.containment import SafeRoot, display_path, operator_path
+from skillguard._fs.containment import SafeRoot
+from skillguard._fs.paths import display_path, operator_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -91,7 +91,8 @@ from skillguard._core.errors import (
 )
 from skillguard._core.strict_yaml import decode_utf8
 from skillguard._core.text import reveal
-from skillguard._fs.containment import SafeRoot, Skipped, display_path, operator_path, split_name
+from skillguard._fs.containment import SafeRoot, Skipped
+from skillguard._fs.paths import display_path, operator_path, split_name
 from skillguard._skills.approval import (
     ApprovalDeniedError,
     ApprovalRequest,
@@ -110,7 +111,7 @@ if TYPE_CHECKING:
     from skillguard._audit.log import Auditor
     from skillguard._core.limits import Limits
     from skillguard._core.model import Profile
-    from skillguard._fs.containment import Resolver
+    from skillguard._fs.walk import Resolver
 
 __all__ = ["Gate", "ServedAgentContext", "aagent_context", "agent_context"]
 

@@ -22,7 +22,7 @@ import posixpath
 import re
 
 from skillguard._core.errors import SkillUsageError, safe_repr
-from skillguard._fs.containment import display_path, operator_path
+from skillguard._fs.paths import display_path, operator_path
 
 __all__ = ["check_operator_folders", "check_trust_store", "inside_repo"]
 

@@ -60,7 +60,8 @@ from skillguard._core.errors import (
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
 from skillguard._core.strict_yaml import decode_utf8
 from skillguard._core.text import reveal
-from skillguard._fs.containment import Resolver, SafeRoot, split_name
+from skillguard._fs.containment import SafeRoot
+from skillguard._fs.paths import split_name
 from skillguard._skills.parse import is_valid_name
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from skillguard._core.model import Profile
+    from skillguard._fs.walk import Resolver
 
 __all__ = [
     "HARNESS_PRESETS",

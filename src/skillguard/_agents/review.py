@@ -31,7 +31,7 @@ from skillguard._fs.containment import SafeRoot
 
 if TYPE_CHECKING:
     from skillguard._agents.gate import Gate, _Snapshot
-    from skillguard._fs.containment import Resolver
+    from skillguard._fs.walk import Resolver
     from skillguard._skills.approval import ApprovalRequest
     from skillguard._skills.snapshot import ManifestFile
 

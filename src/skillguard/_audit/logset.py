@@ -29,17 +29,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from skillguard._audit.log import (
-    MAX_LISTED_DENIALS,
-    MAX_RECORD_BYTES,
-    Verification,
-    _check_key,
-    _checker,
-    _Summary,
-    _summary,
-)
+from skillguard._audit.record import MAX_RECORD_BYTES, _check_key
+from skillguard._audit.summary import MAX_LISTED_DENIALS, _Summary, _summary
+from skillguard._audit.verify import Verification, _checker
 from skillguard._core.errors import SkillUsageError
-from skillguard._fs.containment import operator_path, stream_lines
+from skillguard._fs.operator import stream_lines
+from skillguard._fs.paths import operator_path
 
 if TYPE_CHECKING:
     import os

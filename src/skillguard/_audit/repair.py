@@ -34,33 +34,25 @@ import contextlib
 import hashlib
 from typing import TYPE_CHECKING
 
-from skillguard._audit.log import (
+from skillguard._audit.events import log_event
+from skillguard._audit.record import (
     MAX_RECORD_BYTES,
-    NEEDS_KEY,
-    TORN,
-    WRONG_KEY,
     AuditError,
     _check_key,
-    _checker,
     _clean,
     _now,
     _os_failure,
     _version,
     chain,
-    log_event,
 )
-from skillguard._fs.containment import (
-    AppendFile,
-    FileLock,
-    display_path,
-    operator_path,
-    write_new_file,
-)
+from skillguard._audit.verify import NEEDS_KEY, TORN, WRONG_KEY, _checker
+from skillguard._fs.paths import display_path, operator_path
+from skillguard._fs.write import AppendFile, FileLock, write_new_file
 
 if TYPE_CHECKING:
     import os
 
-    from skillguard._audit.log import Verification, _Checker
+    from skillguard._audit.verify import Verification, _Checker
 
 __all__ = ["repair_log"]
 

@@ -26,7 +26,9 @@ from skillguard._agents.directory import AgentFolder, SkippedAgent, agent_folder
 from skillguard._agents.tokenmap import EMPTY_TOKEN_MAP, SLUG, TokenMap, parse_token_map
 from skillguard._core.errors import SkillError, SkillNotFoundError, SkillUsageError
 from skillguard._core.text import terminal_line, terminal_safe
-from skillguard._fs.containment import OutputFolder, operator_path, read_operator_bytes
+from skillguard._fs.operator import read_operator_bytes
+from skillguard._fs.paths import operator_path
+from skillguard._fs.write import OutputFolder
 
 if TYPE_CHECKING:
     import argparse

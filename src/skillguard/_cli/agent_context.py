@@ -43,7 +43,8 @@ from skillguard._cli.agent_compose import (
 )
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.limits import DEFAULT_LIMITS
-from skillguard._fs.containment import controlling_terminal, read_operator_bytes
+from skillguard._fs.operator import read_operator_bytes
+from skillguard._fs.terminal import controlling_terminal
 from skillguard._skills.approval import ConsoleApprover, Decision, TrustStore, deny_all
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any, Final
 
 from skillguard._core.text import terminal_line
-from skillguard._fs.containment import printed_path
+from skillguard._fs.paths import printed_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -14,24 +14,24 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from skillguard._audit.log import (
-    MAX_COUNTED_NAMES,
-    MAX_RECORD_BYTES,
+from skillguard._audit.counts import MAX_COUNTED_NAMES
+from skillguard._audit.log import AuditLog, Auditor
+from skillguard._audit.logset import UNREADABLE, LogSetVerification, summarize_logs, verify_logs
+from skillguard._audit.record import MAX_RECORD_BYTES
+from skillguard._audit.report import render_audit_report
+from skillguard._audit.summary import summarize_log
+from skillguard._audit.verify import (
     NEEDS_KEY,
     TAMPERED,
     TORN,
     WRONG_KEY,
-    AuditLog,
-    Auditor,
     Verification,
-    summarize_log,
     verify_records,
 )
-from skillguard._audit.logset import UNREADABLE, LogSetVerification, summarize_logs, verify_logs
-from skillguard._audit.report import render_audit_report
 from skillguard._core.errors import SkillUsageError, safe_repr
 from skillguard._core.text import terminal_line, terminal_safe
-from skillguard._fs.containment import read_operator_bytes, same_file, stream_lines, write_atomic
+from skillguard._fs.operator import read_operator_bytes, same_file, stream_lines
+from skillguard._fs.write import write_atomic
 from skillguard._skills.approval import (
     ConsoleApprover,
     TrustStore,

@@ -20,7 +20,8 @@ from skillguard._core.errors import (
     SkillError,
     SkillNotFoundError,
 )
-from skillguard._fs.containment import SKILL_FILE, SafeRoot, Skipped, split_operator_path
+from skillguard._fs.containment import SKILL_FILE, SafeRoot, Skipped
+from skillguard._fs.paths import split_operator_path
 from skillguard._skills.discover import (
     FolderHit,
     find_skill_folders,

@@ -2,12 +2,13 @@
 
 Rules (threat-model.md T182, T183). The files skillguard writes (the trust store, an
 audit report, the lock files beside the trust store and the audit log; the audit log
-itself through ``_fs.AppendFile`` and composed agent files through
-``_fs.OutputFolder``, by the same rules) are the operator's, named by a path the
-operator gave: the folders on the way are resolved by the OS, as for every operator
-path, but the last component is never followed, and nothing is written into anything
-but a regular file. The folder they are in may still hold what someone else put there
-(a repository can commit a symlink where a lock file will go), so:
+itself through ``AppendFile``, the torn bytes ``audit repair`` moves aside through
+``write_new_file``, and composed agent files through ``OutputFolder``, by the same
+rules) are the operator's, named by a path the operator gave: the folders on the way
+are resolved by the OS, as for every operator path, but the last component is never
+followed, and nothing is written into anything but a regular file. The folder they are
+in may still hold what someone else put there (a repository can commit a symlink where
+a lock file will go), so:
 
 * Every file is opened with ``O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|O_CLOEXEC`` and must be a
   regular file on ``fstat`` of that descriptor (``OSError`` otherwise): a planted
@@ -29,6 +30,17 @@ but a regular file. The folder they are in may still hold what someone else put 
   temporary would fail its write. The lock is the first guard (no writer that takes it
   is between creating and renaming), the pid the second (a writer that lost its lock,
   on a file system whose locks are local to one host).
+* The audit log is appended to through one ``AppendFile`` descriptor held for one
+  locked update; it reads back only what it needs from that same descriptor (``pread``,
+  bounded by the caller; lines as ``_fs.operator.stream_lines`` splits them), never by
+  the path again.
+* An ``OutputFolder`` is held by its descriptor and every generated file is written
+  beneath it; its one read (``agent compose --check``) is bounded, and only compared
+  with the bytes that would be written.
+
+Nothing here lists or walks an untrusted tree: the one listing is ``sweep_temporaries``,
+of the operator's own folder, for names of one pattern, and nothing is opened through
+what it finds. Untrusted reads are ``_fs.containment``'s.
 """
 
 from __future__ import annotations
@@ -40,14 +52,26 @@ import os
 import re
 import stat
 import threading
+from typing import TYPE_CHECKING
+
+from skillguard._core.errors import SkillContainmentError, safe_repr
+from skillguard._fs.errors import _classify
+from skillguard._fs.operator import _STREAM_CHUNK, _split_lines
+from skillguard._fs.paths import _bad_name, split_name
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
 
 __all__ = [
     "CREATE_NEW",
+    "AppendFile",
     "FileLock",
+    "OutputFolder",
     "open_regular",
     "sweep_temporaries",
     "temporary_name",
     "write_atomic",
+    "write_new_file",
 ]
 
 _NO_FOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -217,3 +241,275 @@ class FileLock:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
         self._thread_lock.release()
+
+
+# -- the audit log: one appender (the operator's own file) ---------------------------
+
+_LOG_FLAGS = (
+    os.O_RDWR
+    | os.O_APPEND
+    | os.O_CREAT
+    | os.O_CLOEXEC
+    | os.O_NOFOLLOW
+    | os.O_NONBLOCK
+    | os.O_NOCTTY
+)
+
+
+class AppendFile:
+    """An operator's append-only log file, held open for one locked update.
+
+    Opened ``O_RDWR|O_APPEND|O_CREAT|O_NOFOLLOW|O_NONBLOCK`` (created 0600; not created
+    when *create* is false) and refused unless ``fstat`` shows a regular file; ``OSError``
+    otherwise. Reads are positional (``pread``) and bounded by the caller; every append
+    is one ``write`` loop at the end.
+    """
+
+    def __init__(self, path: str, *, create: bool = True) -> None:
+        fd = os.open(path, _LOG_FLAGS if create else _LOG_FLAGS & ~os.O_CREAT, 0o600)
+        try:
+            _require_regular(fd, path)
+        except OSError:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def __enter__(self) -> AppendFile:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)
+
+    def identity(self) -> tuple[int, int, int]:
+        """``(st_dev, st_ino, st_size)``: what another writer's append or a swap changes."""
+        info = os.fstat(self._fd)
+        return info.st_dev, info.st_ino, info.st_size
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        """At most *size* bytes from *offset* (fewer at the end of the file)."""
+        chunks: list[bytes] = []
+        while size > 0 and (chunk := os.pread(self._fd, min(size, _STREAM_CHUNK), offset)):
+            chunks.append(chunk)
+            offset += len(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def lines(self, *, max_line: int) -> Generator[bytes, None, None]:
+        """The file's lines as ``stream_lines`` gives them, read from this descriptor
+        (never by the path again) up to the size it has now."""
+        offset = 0
+
+        def read(size: int) -> bytes:
+            nonlocal offset
+            chunk = os.pread(self._fd, size, offset)
+            offset += len(chunk)
+            return chunk
+
+        yield from _split_lines(read, self.identity()[2], max_line)
+
+    def append(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def replace_tail(self, offset: int, data: bytes) -> None:
+        """Write *data* over the file from *offset*, cut the file just after it, and
+        sync. The one write that is not an append (``audit repair``): the new bytes are
+        written before the old ones are cut, so a crash between the two leaves them
+        both, never neither."""
+        flags = fcntl.fcntl(self._fd, fcntl.F_GETFL)
+        # pwrite on a descriptor opened O_APPEND writes at the end on Linux.
+        fcntl.fcntl(self._fd, fcntl.F_SETFL, flags & ~os.O_APPEND)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.pwrite(self._fd, view, offset)
+                view = view[written:]
+                offset += written
+            os.ftruncate(self._fd, offset)
+            os.fsync(self._fd)
+        finally:
+            fcntl.fcntl(self._fd, fcntl.F_SETFL, flags)
+
+
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_SAME_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def write_new_file(path: str, data: bytes) -> bool:
+    """Create *path* (0600) holding *data*, synced with its folder, and ``True``; never
+    over anything that is there (``O_EXCL``, and no link followed). ``False`` when a
+    regular file holding exactly *data* is there already (a run cut short that is run
+    again); ``FileExistsError`` when anything else is, ``OSError`` on any other failure
+    (the new file is then removed)."""
+    try:
+        fd = os.open(path, _NEW_FILE_FLAGS, 0o600)
+    except FileExistsError:
+        if _holds_exactly(path, data):
+            return False
+        raise
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    os.close(fd)
+    folder = os.open(os.path.dirname(os.path.abspath(path)), _FOLDER_FLAGS)
+    try:
+        os.fsync(folder)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # a file system that cannot sync a folder
+            raise
+    finally:
+        os.close(folder)
+    return True
+
+
+def _holds_exactly(path: str, data: bytes) -> bool:
+    try:
+        fd = os.open(path, _SAME_FILE_FLAGS)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            return False
+        return os.pread(fd, len(data) + 1, 0) == data
+    finally:
+        os.close(fd)
+
+
+# -- generated files (composed agents) ------------------------------------------------
+# The output folder is the operator's, but what is already in it may not be: a
+# repository can commit a symlink where a generated file will go. Every write is made
+# relative to one held descriptor of the folder, nothing is followed, and a name that
+# is not a plain regular file is refused rather than replaced.
+
+_OUTPUT_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Opened to compare a generated file with what would be written (``--check``).
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+class OutputFolder:
+    """A folder that generated files are written into, held by its descriptor.
+
+    ``OutputFolder(path, create=True)`` makes the folder if it is missing (its parents
+    must exist) and opens it ``O_DIRECTORY|O_NOFOLLOW``: a symlink as the folder is
+    refused. Names are single components checked by :func:`split_name`.
+
+    Raises ``SkillContainmentError`` (``symlink``, ``not_a_directory``, ``bad_name``,
+    ``not_regular_file``) and ``SkillNotFoundError`` (``missing``, ``unreadable``).
+    """
+
+    def __init__(self, path: str, *, create: bool = False) -> None:
+        self.path = path
+        if create:
+            try:
+                os.mkdir(path, 0o755)  # a final symlink is never followed by mkdir
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise _classify(exc, "the output folder") from exc
+        try:
+            self._fd = os.open(path, _OUTPUT_DIR_FLAGS)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
+                raise SkillContainmentError(
+                    "symlink", "the output folder is a symlink; it is not followed"
+                ) from exc
+            raise _classify(exc, "the output folder") from exc
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __enter__(self) -> OutputFolder:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _name(name: str) -> str:
+        parts = split_name(name)
+        if len(parts) != 1:
+            raise _bad_name("a generated file name is one path component", name)
+        return parts[0]
+
+    def _existing(self, name: str) -> os.stat_result | None:
+        try:
+            info = os.stat(name, dir_fd=self._fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _classify(exc, "the generated file") from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise SkillContainmentError(
+                "symlink",
+                f"{safe_repr(name)} in the output folder is a symlink; it is not replaced",
+            )
+        if not stat.S_ISREG(info.st_mode):
+            raise SkillContainmentError(
+                "not_regular_file", f"{safe_repr(name)} in the output folder is not a regular file"
+            )
+        return info
+
+    def read(self, name: str, *, cap: int) -> bytes | None:
+        """The bytes of the regular file *name* (at most cap+1), or ``None`` if absent."""
+        name = self._name(name)
+        if self._existing(name) is None:
+            return None
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=self._fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise _classify(exc, "the generated file") from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise SkillContainmentError(
+                    "not_regular_file", f"{safe_repr(name)} in the output folder is not a file"
+                )
+            chunks: list[bytes] = []
+            size = 0
+            while size <= cap and (chunk := os.read(fd, cap + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            os.close(fd)
+        return b"".join(chunks)
+
+    def write(self, name: str, data: bytes) -> None:
+        """Replace *name* with *data* atomically: a new file in the folder, synced, renamed.
+
+        The temporary file is created ``O_EXCL|O_NOFOLLOW`` beside the target and
+        renamed over it within the held descriptor; a symlink or a non-regular file
+        already at *name* is refused, never replaced or followed.
+        """
+        name = self._name(name)
+        self._existing(name)
+        temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            fd = open_regular(temporary, CREATE_NEW, mode=0o644, dir_fd=self._fd)
+        except OSError as exc:
+            raise _classify(exc, "the generated file") from exc
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.rename(temporary, name, src_dir_fd=self._fd, dst_dir_fd=self._fd)
+            os.fsync(self._fd)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=self._fd)
+            raise

@@ -48,12 +48,9 @@ import attrs
 from skillguard._core.errors import SkillError, SkillUsageError, safe_repr
 from skillguard._core.strict_json import StrictJSONError, loads_strict
 from skillguard._core.text import reveal, terminal_line
-from skillguard._fs.containment import (
-    discard_typeahead,
-    operator_path,
-    read_operator_bytes,
-    split_name,
-)
+from skillguard._fs.operator import read_operator_bytes
+from skillguard._fs.paths import operator_path, split_name
+from skillguard._fs.terminal import discard_typeahead
 from skillguard._fs.write import FileLock, sweep_temporaries, write_atomic
 from skillguard._skills.parse import is_valid_name
 

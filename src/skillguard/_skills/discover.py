@@ -36,17 +36,8 @@ from skillguard._core.errors import (
     SkillUsageError,
 )
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
-from skillguard._fs.containment import (
-    SKILL_FILE,
-    Entry,
-    SafeRoot,
-    Skipped,
-    display_path,
-    join_relative,
-    open_trusted_target,
-    operator_path,
-    split_name,
-)
+from skillguard._fs.containment import SKILL_FILE, Entry, SafeRoot, Skipped, open_trusted_target
+from skillguard._fs.paths import display_path, join_relative, operator_path, split_name
 from skillguard._skills.parse import parse_skill
 
 if TYPE_CHECKING:

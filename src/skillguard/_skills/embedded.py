@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from skillguard._core.errors import SkillNotFoundError, SkillUsageError, input_error
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
 from skillguard._core.model import Skill
-from skillguard._fs.containment import display_path
+from skillguard._fs.paths import display_path
 from skillguard._skills.discover import _RESOURCE_SLOTS, SkillRoots
 from skillguard._skills.parse import parse_skill
 

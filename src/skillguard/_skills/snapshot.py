@@ -36,7 +36,8 @@ from skillguard._core.errors import (
     SkillNotFoundError,
     SkillUsageError,
 )
-from skillguard._fs.containment import SKILL_FILE, Skipped, join_relative, split_name
+from skillguard._fs.containment import SKILL_FILE, Skipped
+from skillguard._fs.paths import join_relative, split_name
 from skillguard._skills.discover import list_resources
 from skillguard._skills.parse import parse_skill
 

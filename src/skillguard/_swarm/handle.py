@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from skillguard._audit.log import audit_summary
+from skillguard._audit.summary import audit_summary
 from skillguard._core.errors import (
     MalformedSkillError,
     SkillContainmentError,
@@ -103,7 +103,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from skillguard._agents.gate import Gate, ServedAgentContext
-    from skillguard._fs.containment import Resolver
+    from skillguard._fs.walk import Resolver
     from skillguard._skills.approval import TrustStore
     from skillguard._skills.discover import SkillMeta
 

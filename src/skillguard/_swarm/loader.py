@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from skillguard._audit.log import AuditError, AuditLog, Auditor
+from skillguard._audit.log import AuditLog, Auditor
+from skillguard._audit.record import AuditError
 from skillguard._core.errors import (
     SkillInputError,
     SkillNotFoundError,

@@ -16,16 +16,12 @@ does.
 
 from __future__ import annotations
 
-from skillguard._audit.log import (
-    AuditError,
-    AuditLog,
-    Auditor,
-    Verification,
-    audit_summary,
-    verify_records,
-)
+from skillguard._audit.log import AuditLog, Auditor
 from skillguard._audit.logset import LogCheck, LogSetFinding, LogSetVerification, verify_logs
+from skillguard._audit.record import AuditError
 from skillguard._audit.report import render_audit_report
+from skillguard._audit.summary import audit_summary
+from skillguard._audit.verify import Verification, verify_records
 
 __all__ = [
     "AuditError",
