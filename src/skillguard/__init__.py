@@ -60,8 +60,9 @@ from skillguard._skills.policy import AgentGrant, AllowPolicy, PolicyError
 from skillguard._skills.render import activation_text, catalog_json, catalog_xml
 from skillguard._skills.select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
 from skillguard._skills.tool import ToolInfo
+from skillguard._swarm.errors import UnknownSkillError
 from skillguard._swarm.handle import AgentSkills
-from skillguard._swarm.loader import Loader, UnknownSkillError
+from skillguard._swarm.loader import Loader
 from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
 
 __all__ = [

@@ -37,9 +37,10 @@ Rules (seed 004; threat-model.md T23-T28, T30-T39). For ``handle = loader.bind(a
     again (T128).
 
 A handle is immutable and keeps no state of its own: what it decides from, and the
-approvals' bookkeeping, are its ``Loader``'s (``_loader``), behind the loader's lock, so
-handles of one loader are safe to use from any thread or event loop. No approver is
-called under that lock.
+approvals' bookkeeping, are its loader's shared state (a ``SwarmState``, ``state``,
+which ``Loader.bind`` passes down in the handle's token), behind one lock, so handles of
+one loader are safe to use from any thread or event loop. No approver is called under
+that lock.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import asyncio
 import hashlib
 import inspect
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -84,16 +85,10 @@ from skillguard._skills.select import (
 from skillguard._skills.snapshot import ManifestFile, manifest_digest
 from skillguard._skills.tool import ToolInfo, requested_name
 from skillguard._skills.tool import execution_id as tool_execution_id
-from skillguard._swarm.loader import (
-    Loader,
-    UnknownSkillError,
-    _check_timeout,
-    _Flight,
-    _folder,
-    _Issued,
-    _unknown,
-)
+from skillguard._swarm.errors import UnknownSkillError, unknown
+from skillguard._swarm.pending import Flight, Issued, check_timeout
 from skillguard._swarm.served import LoadedSkill, PreparedLoad, Source, ToolDescriptor, _descriptor
+from skillguard._swarm.state import Binding, folder
 
 if TYPE_CHECKING:
     import os
@@ -104,6 +99,8 @@ if TYPE_CHECKING:
     from skillguard._fs.containment import Resolver
     from skillguard._skills.approval import TrustStore
     from skillguard._skills.discover import SkillMeta
+    from skillguard._swarm.loader import Loader
+    from skillguard._swarm.state import SwarmState
 
 __all__ = ["AgentSkills"]
 
@@ -113,13 +110,11 @@ def _valid_decision(value: object) -> Decision | None:
 
 
 def _check_token(instance: AgentSkills, attribute: object, value: object) -> None:
+    # The token is the ``Binding`` that ``Loader.bind`` issued for this loader and agent:
+    # it carries the loader's shared state down to the handle.
     del attribute
     loader = instance._loader  # noqa: SLF001 - the handle's own field
-    if (
-        not isinstance(loader, Loader)
-        or not isinstance(instance.agent, str)
-        or not loader._valid_token(instance.agent, value)  # noqa: SLF001
-    ):
+    if not isinstance(value, Binding) or not value.binds(loader, instance.agent):
         raise SkillUsageError("bad_argument", "an agent handle comes from Loader.bind(agent) only")
 
 
@@ -132,6 +127,11 @@ class AgentSkills:
     agent: str
     _token: object = attrs.field(repr=False, eq=False, validator=_check_token)
 
+    @property
+    def _state(self) -> SwarmState:
+        """The loader's shared state, which ``bind`` passed down in the token."""
+        return cast("Binding", self._token).state
+
     # Tier 1 ------------------------------------------------------------------------
 
     def allowed(self, name: str) -> bool:
@@ -142,12 +142,12 @@ class AgentSkills:
         """Metadata only, authorized against the same allow-set as ``load``. A workspace
         skill nobody approved or pinned has an empty description and location."""
         try:
-            source = self._loader._source_of(self.agent, name)  # noqa: SLF001
+            source = self._state.source_of(self.agent, name)
         except SkillError as exc:
             self._deny("describe_denied", name, exc)
             raise
         meta = self._loader.meta(source, name)
-        return self._shown(meta, source, self._loader._reviewed())  # noqa: SLF001
+        return self._shown(meta, source, self._state.reviewed())
 
     def catalog(self) -> tuple[SkillMeta, ...]:
         """Every skill this agent may load, a source holds, and a model may invoke, by
@@ -165,10 +165,10 @@ class AgentSkills:
     def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)
         entries = []
-        reviewed = self._loader._reviewed()  # noqa: SLF001
+        reviewed = self._state.reviewed()
         for name in sorted(grant.skills if grant is not None else ()):
             try:
-                source = self._loader._source_of(self.agent, name)  # noqa: SLF001
+                source = self._state.source_of(self.agent, name)
             except SkillError:
                 continue
             meta = self._loader.meta(source, name)
@@ -177,7 +177,7 @@ class AgentSkills:
             entries.append((self._shown(meta, source, reviewed), source))
         # Recorded when what the agent sees changes, not at every prompt rebuild.
         digest = hashlib.sha256(repr(entries).encode("utf-8", "backslashreplace")).hexdigest()
-        if self._loader._catalog_changed(self.agent, digest):  # noqa: SLF001
+        if self._state.catalog_changed(self.agent, digest):
             self._loader.auditor.emit(
                 "catalog_served",
                 agent=self.agent,
@@ -310,7 +310,7 @@ class AgentSkills:
             candidates.append((meta.name, meta.description, source, meta.sha256))
         key = tuple(candidates)
         registry = loader.registry.keywords if loader.registry is not None else {}
-        index = loader._selection_index(  # noqa: SLF001
+        index = self._state.selection_index(
             self.agent,
             key,
             lambda: SelectionIndex(((name, text) for name, text, _, _ in candidates), registry),
@@ -331,7 +331,7 @@ class AgentSkills:
         out = []
         for name in sorted(grant.skills if grant is not None else ()):
             try:
-                source = loader._source_of(self.agent, name)  # noqa: SLF001
+                source = self._state.source_of(self.agent, name)
             except SkillError:
                 continue
             meta = loader.meta(source, name)
@@ -343,12 +343,14 @@ class AgentSkills:
         """The snapshot of workspace skill *name* approved for this agent, while the
         discovered SKILL.md is still the approved one."""
         loader = self._loader
-        if loader.embedded.get(name) is not None or name not in loader._workspace_meta:  # noqa: SLF001
+        if loader.embedded.get(name) is not None or name not in self._state.workspace_meta:
             return None
-        served = loader._approved_snapshot(self.agent, name)  # noqa: SLF001
+        served = self._state.approved_snapshot(self.agent, name)
         if served is None or served.snapshot.skill.sha256 != loader.meta("workspace", name).sha256:
             return None
-        return LoadedSkill(self.agent, served.snapshot.skill, "workspace", loader, served)
+        return LoadedSkill(
+            self.agent, served.snapshot.skill, "workspace", loader, served, self._state
+        )
 
     def _served_for_selection(self, name: str) -> LoadedSkill | SkillError:
         """A skill's body for a synchronous selection, through the same gates as
@@ -361,12 +363,12 @@ class AgentSkills:
         if approved is not None:
             return approved
         try:
-            source = loader._source_of(self.agent, name)  # noqa: SLF001
+            source = self._state.source_of(self.agent, name)
             if source == "embedded":
                 return self.load(name)
             meta = loader.meta(source, name)
             store = loader.trust_store
-            pin = store.pinned(name, _folder(meta)) if store is not None else None
+            pin = store.pinned(name, folder(meta)) if store is not None else None
             if store is None or pin is None or pin.skill_sha256 != meta.sha256:
                 return ApprovalRequiredError(
                     "not_approved",
@@ -507,7 +509,7 @@ class AgentSkills:
         (digest and folder) is refused, audited, before any request exists."""
         loader = self._loader
         try:
-            source = loader._source_of(self.agent, name)  # noqa: SLF001
+            source = self._state.source_of(self.agent, name)
             if source == "embedded":
                 skill = loader.embedded.get(name)
                 assert skill is not None
@@ -516,10 +518,10 @@ class AgentSkills:
                     self.agent, skill, source, loader.embedded.origin, name, None, execution
                 )
             meta = loader.meta(source, name)
-            served = loader._snapshot(meta)  # noqa: SLF001
+            served = self._state.snapshot(meta)
             self._check_invocation(served.snapshot.skill, by_user=by_user)
             if pinned is not None and not pinned.is_pinned(
-                name, served.snapshot.digest, source=_folder(meta)
+                name, served.snapshot.digest, source=folder(meta)
             ):
                 # SKILL.md is the pinned one but the folder is not (a file added,
                 # changed or removed since): only a human could approve it now.
@@ -552,8 +554,8 @@ class AgentSkills:
         prepared = PreparedLoad(
             self.agent, snapshot.skill, source, meta.root, meta.location, request, execution
         )
-        loader._issue(  # noqa: SLF001
-            _Issued(
+        self._state.pending.issue(
+            Issued(
                 prepared, request, served, by_user, snapshot.memory_cost() + request_cost(request)
             )
         )
@@ -627,7 +629,7 @@ class AgentSkills:
     async def _aload(
         self, target: str | PreparedLoad, *, timeout: float | None, by_user: bool
     ) -> LoadedSkill:
-        limit = _check_timeout(timeout, "timeout") if timeout is not None else None
+        limit = check_timeout(timeout, "timeout") if timeout is not None else None
         if limit is None:
             limit = self._loader.approval_timeout
         issued = self._claim(target, by_user=by_user)
@@ -637,15 +639,15 @@ class AgentSkills:
         return self._decide(issued, answer, shared_with=shared_with)
 
     async def _shared_answer(
-        self, issued: _Issued, limit: float | None
+        self, issued: Issued, limit: float | None
     ) -> tuple[object, str | None]:
         """The approver's answer for *issued*, asking once for every concurrent call of
         the same agent and snapshot in this event loop (rule 7: one human prompt). A
         call that joins is served the first call's snapshot, so concurrent calls keep
         one snapshot alive, counted in the agent's pending bounds until decided."""
-        loader = self._loader
+        pending = self._state.pending
         snapshot = issued.served.snapshot
-        joined = loader._join_flight(issued)  # noqa: SLF001
+        joined = pending.join_flight(issued)
         if isinstance(joined, SkillError):
             self._deny("load_denied", snapshot.skill.name, joined)
             raise joined
@@ -654,7 +656,7 @@ class AgentSkills:
             # The approver is called outside the lock, a sync one in a worker thread:
             # a human at a console blocks neither the loader nor this event loop.
             flight.task = asyncio.ensure_future(self._call_approver(issued.request, flight))
-            flight.task.add_done_callback(lambda _: loader._land_flight(flight))  # noqa: SLF001
+            flight.task.add_done_callback(lambda _: pending.land_flight(flight))
         task = flight.task
         assert task is not None  # set by the starter before this loop ran anything
         try:
@@ -677,21 +679,21 @@ class AgentSkills:
             # next prepare or aload (T113), and this frame, closed when it is collected,
             # must neither take the loader's lock (a collection may run while it is held)
             # nor touch the closed loop.
-            if not flight.loop.is_closed() and loader._leave_flight(flight):  # noqa: SLF001
+            if not flight.loop.is_closed() and pending.leave_flight(flight):
                 task.cancel()  # nobody waits for this prompt any more
         return answer, None if starter else flight.request.request_id
 
-    async def _call_approver(self, request: ApprovalRequest, flight: _Flight) -> object:
+    async def _call_approver(self, request: ApprovalRequest, flight: Flight) -> object:
         """The approver's answer: a coroutine function is called here, anything else in
-        a thread of its own (``Loader._ask_in_thread``); an awaitable answer is awaited.
-        The approver's own cancellation (its UI gave up) is no answer, not this caller's
-        cancellation."""
-        loader = self._loader
+        a thread of its own (``PendingApprovals.ask_in_thread``); an awaitable answer is
+        awaited. The approver's own cancellation (its UI gave up) is no answer, not this
+        caller's cancellation."""
+        pending = self._state.pending
         try:
-            if loader._async_approver:  # noqa: SLF001
+            if pending.async_approver:
                 answer = self._ask(request)
             else:
-                answer = await loader._ask_in_thread(flight, lambda: self._ask(request))  # noqa: SLF001
+                answer = await pending.ask_in_thread(flight, lambda: self._ask(request))
             if inspect.isawaitable(answer):
                 answer = await answer
         except asyncio.CancelledError:
@@ -700,7 +702,7 @@ class AgentSkills:
             return None
         return answer
 
-    def _outcome(self, issued: _Issued, event: str, code: str, reason: str) -> None:
+    def _outcome(self, issued: Issued, event: str, code: str, reason: str) -> None:
         self._record(event, issued.request, decision="deny", code=code, reason=reason)
 
     def _record(self, event: str, request: ApprovalRequest, **fields: object) -> None:
@@ -732,24 +734,24 @@ class AgentSkills:
             served = target._served  # noqa: SLF001
             name = served.snapshot.skill.name if served is not None else target.name
             if target._loader is not self._loader or not self.allowed(name):  # noqa: SLF001
-                raise _unknown(self.agent, name)
+                raise unknown(self.agent, name)
             if served is not None:
-                if not self._loader._was_approved(self.agent, served):  # noqa: SLF001
-                    raise _unknown(self.agent, name)
+                if not self._state.was_approved(self.agent, served):
+                    raise unknown(self.agent, name)
                 skill = served.snapshot.skill
             else:
                 embedded = self._loader.embedded.get(name)
                 if embedded is None:
-                    raise _unknown(self.agent, name)
+                    raise unknown(self.agent, name)
                 skill = embedded
         elif isinstance(target, str):
-            source = self._loader._source_of(self.agent, target)  # noqa: SLF001
+            source = self._state.source_of(self.agent, target)
             if source == "embedded":
                 embedded = self._loader.embedded.get(target)
                 assert embedded is not None
                 skill = embedded
             else:
-                approved = self._loader._approved_snapshot(self.agent, target)  # noqa: SLF001
+                approved = self._state.approved_snapshot(self.agent, target)
                 if approved is None:
                     raise ApprovalRequiredError(
                         "not_approved",
@@ -775,7 +777,7 @@ class AgentSkills:
         ``SkillUsageError`` for a name that is not a str, and ``AuditError``."""
         if not isinstance(name, str):
             raise SkillUsageError("bad_argument", "a skill name must be a str")
-        withdrawn = self._loader._forget(self.agent, name)  # noqa: SLF001
+        withdrawn = self._state.forget(self.agent, name)
         if withdrawn is None:
             return False
         digest, count = withdrawn
@@ -798,7 +800,8 @@ class AgentSkills:
     # Agent files: a thin delegate into the approval gate (``_agents/_gate.py``) --------
 
     def _agent_gate(self) -> Gate:
-        # Imported here: _agents imports _policy, which imports the loader.
+        # Imported here: ``import skillguard`` loads the skill line only, and the agent
+        # line on a host's first call.
         from skillguard._agents.gate import Gate  # noqa: PLC0415
 
         loader = self._loader
@@ -809,7 +812,7 @@ class AgentSkills:
             loader.limits,
             loader.profile,
             loader.approval_timeout,
-            loader._ask_alone,  # noqa: SLF001 - the loader's capped approver threads
+            self._state.pending.ask_alone,  # the loader's capped approver threads
         )
 
     def agent_context(
@@ -856,7 +859,7 @@ class AgentSkills:
         from skillguard._agents.gate import aagent_context  # noqa: PLC0415 - see _agent_gate
 
         if timeout is not None:
-            timeout = _check_timeout(timeout, "timeout")
+            timeout = check_timeout(timeout, "timeout")
         return await aagent_context(
             self._agent_gate(),
             repo,
@@ -870,7 +873,7 @@ class AgentSkills:
 
     # Internals ---------------------------------------------------------------------
 
-    def _claim(self, target: str | PreparedLoad, *, by_user: bool) -> _Issued | LoadedSkill:
+    def _claim(self, target: str | PreparedLoad, *, by_user: bool) -> Issued | LoadedSkill:
         """Re-authorize now and take the recorded pending approval (rule 4), or serve an
         embedded skill at once."""
         if isinstance(target, str):
@@ -888,11 +891,11 @@ class AgentSkills:
         name = skill_field.name
         error: SkillError
         if prepared.agent != self.agent:
-            error = _unknown(self.agent, name)
+            error = unknown(self.agent, name)
             self._deny("load_denied", name, error, reason="a prepared load of another agent")
             raise error
         try:
-            source = self._loader._source_of(self.agent, name)  # noqa: SLF001
+            source = self._state.source_of(self.agent, name)
         except SkillError as exc:
             self._deny("load_denied", name, exc)
             raise
@@ -901,7 +904,7 @@ class AgentSkills:
             assert skill is not None
             self._check_invocation(skill, by_user=by_user)
             return self._grant_embedded(skill, getattr(prepared, "execution_id", None))
-        issued = self._loader._redeem(self.agent, prepared)  # noqa: SLF001
+        issued = self._state.pending.redeem(self.agent, prepared)
         if issued is None or issued.request.skill != name or issued.by_user != by_user:
             error = ApprovalDeniedError(
                 "not_issued",
@@ -921,7 +924,7 @@ class AgentSkills:
             return None
 
     def _decide(
-        self, issued: _Issued, answer: object, *, shared_with: str | None = None
+        self, issued: Issued, answer: object, *, shared_with: str | None = None
     ) -> LoadedSkill:
         decision = _valid_decision(answer)
         request = issued.request
@@ -974,11 +977,11 @@ class AgentSkills:
             request_id=request.request_id,
             execution_id=request.execution_id or None,
         )
-        self._loader._remember(self.agent, served)  # noqa: SLF001
-        return LoadedSkill(self.agent, skill, "workspace", self._loader, served)
+        self._state.remember(self.agent, served)
+        return LoadedSkill(self.agent, skill, "workspace", self._loader, served, self._state)
 
     def _grant_embedded(self, skill: Skill, execution: object = None) -> LoadedSkill:
-        if skill.name in self._loader._workspace_meta:  # noqa: SLF001
+        if skill.name in self._state.workspace_meta:
             self._loader.auditor.emit(
                 "shadowing_refused",
                 agent=self.agent,
