@@ -35,7 +35,8 @@ from skillguard import (
     deny_all,
 )
 from skillguard._cli.main import main
-from skillguard._skills.approval import pin_key, render_request
+from skillguard._skills.console import render_request
+from skillguard._skills.truststore import pin_key
 from skillguard.audit import AuditLog, verify_records
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from skillguard import (
     TrustStore,
     UnknownSkillError,
 )
-from skillguard._skills.approval import render_request
+from skillguard._skills.console import render_request
 from skillguard._skills.snapshot import SKIPPED_KEPT
 
 if TYPE_CHECKING:

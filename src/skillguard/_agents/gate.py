@@ -97,10 +97,10 @@ from skillguard._skills.approval import (
     ApprovalRequiredError,
     Decision,
     is_async_approver,
-    pin_failure,
 )
 from skillguard._skills.parse import is_valid_name
 from skillguard._skills.snapshot import SKIPPED_KEPT, Manifest, ManifestFile
+from skillguard._skills.truststore import pin_failure
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -22,18 +22,12 @@ from typing import TYPE_CHECKING
 from skillguard._audit.log import AuditLog, Auditor
 from skillguard._core.errors import SkillUsageError, safe_repr
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
-from skillguard._skills.approval import (
-    AnyApprover,
-    Approver,
-    AsyncApprover,
-    PinningApprover,
-    TrustStore,
-    deny_all,
-)
+from skillguard._skills.approval import AnyApprover, Approver, AsyncApprover, deny_all
 from skillguard._skills.discover import RootPath, SkillMeta, SkillRoots, SkippedEntry
 from skillguard._skills.embedded import EmbeddedSkills
 from skillguard._skills.policy import AllowPolicy
 from skillguard._skills.select import SelectionRegistry
+from skillguard._skills.truststore import PinningApprover, TrustStore
 from skillguard._swarm.errors import UnknownSkillError
 from skillguard._swarm.handle import AgentSkills
 from skillguard._swarm.pending import check_timeout

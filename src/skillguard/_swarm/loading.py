@@ -28,16 +28,16 @@ from skillguard._skills.approval import (
     ApprovalRequiredError,
     Decision,
     make_request,
-    pin_failure,
     request_cost,
 )
+from skillguard._skills.truststore import pin_failure
 from skillguard._swarm.errors import UnknownSkillError, unknown
 from skillguard._swarm.pending import Flight, Issued, check_timeout
 from skillguard._swarm.served import LoadedSkill, PreparedLoad
 from skillguard._swarm.state import folder
 
 if TYPE_CHECKING:
-    from skillguard._skills.approval import TrustStore
+    from skillguard._skills.truststore import TrustStore
     from skillguard._swarm.loader import Loader
     from skillguard._swarm.state import Binding, SwarmState
 

@@ -34,11 +34,9 @@ from skillguard._skills.approval import (
     ApprovalError,
     ApprovalRequest,
     Decision,
-    PinningApprover,
     is_async_approver,
-    pin_failure,
-    pin_key,
 )
+from skillguard._skills.truststore import PinningApprover, pin_failure, pin_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable

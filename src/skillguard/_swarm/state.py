@@ -42,11 +42,12 @@ if TYPE_CHECKING:
     from skillguard._core.limits import Limits
     from skillguard._core.model import Profile
     from skillguard._fs.containment import SafeRoot
-    from skillguard._skills.approval import AnyApprover, Approver, AsyncApprover, TrustStore
+    from skillguard._skills.approval import AnyApprover, Approver, AsyncApprover
     from skillguard._skills.discover import SkippedEntry
     from skillguard._skills.embedded import EmbeddedSkills
     from skillguard._skills.policy import AllowPolicy
     from skillguard._skills.select import SelectionIndex
+    from skillguard._skills.truststore import TrustStore
     from skillguard._swarm.loader import Loader
     from skillguard._swarm.served import Source
 
