@@ -112,7 +112,7 @@ OS_EXCEPTIONS = {
     "_cli/main.py": {"open", "devnull", "O_WRONLY", "dup2", "close", "strerror"},
     # The gate resolves the operator's own agent folders (trusted arguments) to compare
     # them with the repository's place in the mount table.
-    "_agents/gate.py": {"path.lexists", "path.realpath"},
+    "_agents/operator.py": {"path.lexists", "path.realpath"},
     # skillguard.testing writes the caller's own scratch trees (hostile on purpose).
     "testing/_workspaces.py": {
         "O_CLOEXEC",

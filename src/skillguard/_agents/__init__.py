@@ -13,6 +13,10 @@ character rules and the error tree. The rooms:
 * ``tokenmap``: ``token-map.json``, strict JSON into a frozen ``TokenMap``;
 * ``gate``: the approval gate, which decides whether an agent file and its knowledge
   files may reach a prompt (the operator's own, or approved, or refused);
+* ``operator``: where an agent file's trust comes from (the operator's own folders,
+  judged through real paths and the mount table, searched first);
+* ``snapshot``: what approving an agent file binds (the agent file and every
+  knowledge file read once, one digest) and the request that shows it whole;
 * ``review``: what approving an agent file covers, read by the gate's own reading for
   an operator who pins it without a prompt;
 * ``compose``: composable agent directories (agent-cortex), read and composed;
