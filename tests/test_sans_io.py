@@ -116,7 +116,7 @@ OS_EXCEPTIONS = {
     "_agents/place.py": {"getcwd", "path.lexists", "path.realpath"},
     # The gate skips an operator agent folder that does not exist (the operator's own
     # path, looked at before SafeRoot opens it).
-    "_agents/gate.py": {"path.lexists"},
+    "_agents/operator.py": {"path.lexists"},
     # skillguard.testing writes the caller's own scratch trees (hostile on purpose).
     "testing/_workspaces.py": {
         "O_CLOEXEC",

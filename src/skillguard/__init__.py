@@ -36,12 +36,10 @@ from skillguard._skills.approval import (
     ApprovalError,
     ApprovalRequest,
     ApprovalRequiredError,
-    ConsoleApprover,
     Decision,
-    Pin,
-    TrustStore,
     deny_all,
 )
+from skillguard._skills.console import ConsoleApprover
 from skillguard._skills.discover import (
     Discovery,
     Resource,
@@ -61,8 +59,10 @@ from skillguard._skills.policy import AgentGrant, AllowPolicy, PolicyError
 from skillguard._skills.render import activation_text, catalog_json, catalog_xml
 from skillguard._skills.select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
 from skillguard._skills.tool import ToolInfo
+from skillguard._skills.truststore import Pin, TrustStore
+from skillguard._swarm.errors import UnknownSkillError
 from skillguard._swarm.handle import AgentSkills
-from skillguard._swarm.loader import Loader, UnknownSkillError
+from skillguard._swarm.loader import Loader
 from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
 
 __all__ = [

@@ -24,7 +24,8 @@ from skillguard import (
     SkillUsageError,
     TrustStore,
 )
-from skillguard._skills.approval import pin_key, render_request
+from skillguard._skills.console import render_request
+from skillguard._skills.truststore import pin_key
 from skillguard.audit import AuditError, AuditLog, verify_records
 
 if TYPE_CHECKING:

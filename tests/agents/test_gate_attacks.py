@@ -35,7 +35,8 @@ from skillguard import (
     deny_all,
 )
 from skillguard._cli.main import main
-from skillguard._skills.approval import pin_key, render_request
+from skillguard._skills.console import render_request
+from skillguard._skills.truststore import pin_key
 from skillguard.audit import AuditLog, verify_records
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def test_t131_abandoned_agent_file_approvers_share_the_loaders_cap(tmp_path: Pat
         ("agent_approval_requested", None),
         ("agent_context_served", None),
     ]
-    assert not agents._loader._abandoned
+    assert not agents._state.pending._abandoned
 
 
 def test_t131_a_cancelled_agent_file_call_abandons_its_approver_thread(tmp_path: Path) -> None:
@@ -155,12 +156,12 @@ def test_t131_a_cancelled_agent_file_call_abandons_its_approver_thread(tmp_path:
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             loop.run_until_complete(waiting)
-        assert len(loader._abandoned) == 1
+        assert len(loader._state.pending._abandoned) == 1
         human.answer_all()
         loop.run_until_complete(asyncio.sleep(0))
     finally:
         loop.close()
-    assert not loader._abandoned
+    assert not loader._state.pending._abandoned
     late = [r for r in records(tmp_path) if r["event"] == "approval_late"]
     assert [(r["skill"], r["approver"], r["decision"]) for r in late] == [
         ("reviewer", "late human", "none")
@@ -352,16 +353,16 @@ def test_t131_an_agent_file_approver_of_a_closed_loop_is_counted_then_heard(
     loop.run_until_complete(loop.run_in_executor(None, human.asked.wait, 30))
     loop.close()
     assert timed_out_code(agents, repo) == "too_many_abandoned"
-    assert len(loader._abandoned) == 1
+    assert len(loader._state.pending._abandoned) == 1
     del waiting
-    with loader._lock:
+    with loader._state._lock:
         collector = threading.Thread(target=gc.collect)
         collector.start()
         collector.join(timeout=30)
         assert not collector.is_alive()
     human.answer_all()
-    assert not loader._abandoned
-    assert not loader._alone
+    assert not loader._state.pending._abandoned
+    assert not loader._state.pending._alone
     events = [(r["event"], r.get("code")) for r in records(tmp_path)]
     assert ("approval_abandoned", "loop_closed") in events
     assert ("approval_late", "late_answer") in events

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skillguard import AllowPolicy, ApprovalRequest, Decision, Limits, Loader, SkillContainmentError
-from skillguard._skills.approval import render_request
+from skillguard._skills.console import render_request
 from skillguard.audit import AuditLog
 
 if TYPE_CHECKING:

@@ -35,7 +35,8 @@ from skillguard._audit.log import Auditor
 from skillguard._cli.agent_context import NO_TERMINAL
 from skillguard._cli.main import main
 from skillguard._core.limits import DEFAULT_LIMITS
-from skillguard._skills.approval import Pin, deny_all
+from skillguard._skills.approval import deny_all
+from skillguard._skills.truststore import Pin
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERT = ROOT / "tests" / "fixtures" / "agents" / "copilot" / "CSharpExpert.agent.md"

@@ -25,7 +25,7 @@ from skillguard import (
     SkillUsageError,
     TrustStore,
 )
-from skillguard._skills.approval import render_request
+from skillguard._skills.console import render_request
 
 if TYPE_CHECKING:
     from pathlib import Path

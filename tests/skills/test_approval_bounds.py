@@ -29,7 +29,7 @@ from skillguard import (
     TrustStore,
     UnknownSkillError,
 )
-from skillguard._skills.approval import render_request
+from skillguard._skills.console import render_request
 from skillguard._skills.snapshot import SKIPPED_KEPT
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def test_t36_entries_not_taken_cost_a_bounded_amount(tmp_path: Path) -> None:
     assert request is not None
     assert len(request.skipped) <= SKIPPED_KEPT
     assert dict(request.skipped_counts) == {"symlink": 1000}
-    (cost,) = loader._pending_bytes.values()
+    (cost,) = loader._state.pending._pending_bytes.values()
     kept = sum(len(path) + len(reason) for path, _, reason in request.skipped)
     assert kept < cost < 256 * 1024
 
@@ -126,8 +126,8 @@ def test_t36_loads_waiting_for_an_approver_are_bounded_per_agent(tmp_path: Path)
             await asyncio.sleep(0)  # every call has read its snapshot and is waiting
         answer.set()
         results = await asyncio.gather(*tasks, return_exceptions=True)
-        assert loader._inflight == {}
-        assert not loader._inflight_count
+        assert loader._state.pending._inflight == {}
+        assert not loader._state.pending._inflight_count
         return results
 
     results = asyncio.run(flood())
@@ -190,9 +190,9 @@ def test_t38_aload_does_not_call_the_approver_under_the_loader_lock(tmp_path: Pa
     free: list[bool] = []
 
     def looks(request: ApprovalRequest) -> Decision:
-        took = loader._lock.acquire(blocking=False)
+        took = loader._state._lock.acquire(blocking=False)
         if took:
-            loader._lock.release()
+            loader._state._lock.release()
         free.append(took)
         return approve(request)
 
@@ -331,7 +331,7 @@ def test_t112_abandoned_sync_approvers_are_capped_and_late_answers_discarded(
     denied = [log["code"] for log in logs if log["event"] == "load_denied"]
     assert denied == ["too_many_abandoned"]
     assert [log["event"] for log in logs].count("load_granted") == 1
-    assert not loader._abandoned
+    assert not loader._state.pending._abandoned
 
 
 def test_t112_a_late_answer_that_is_an_awaitable_is_closed(tmp_path: Path) -> None:
@@ -410,8 +410,8 @@ def test_t112_an_answer_on_its_way_as_the_last_load_gives_up_is_discarded(
         loop.close()
     events = [log["event"] for log in logs]
     assert events == ["approval_cancelled", "approval_late"]
-    assert not loader._abandoned
-    assert loader._inflight == {}
+    assert not loader._state.pending._abandoned
+    assert loader._state.pending._inflight == {}
 
 
 def test_t112_an_approver_that_raises_system_exit_leaves_no_thread_counted(
@@ -429,8 +429,8 @@ def test_t112_an_approver_that_raises_system_exit_leaves_no_thread_counted(
     with pytest.raises(ApprovalDeniedError) as info:
         asyncio.run(loader.bind("planner").aload("notes", timeout=30))
     assert info.value.code == "denied"
-    assert not loader._abandoned
-    assert loader._inflight == {}
+    assert not loader._state.pending._abandoned
+    assert loader._state.pending._inflight == {}
 
 
 def test_t112_max_abandoned_approvers_is_a_positive_int() -> None:
@@ -475,13 +475,13 @@ def test_t113_a_loop_closed_mid_wait_is_not_waited_on_nor_counted(tmp_path: Path
     assert len(asked) == 2
     abandoned = [log for log in logs if log["event"] == "approval_abandoned"]
     assert [(log["code"], log["decision"]) for log in abandoned] == [("loop_closed", "deny")]
-    assert loader._inflight == {}
-    assert not loader._inflight_count
+    assert loader._state.pending._inflight == {}
+    assert not loader._state.pending._inflight_count
     # The orphaned coroutines end when they are collected, wherever that happens: they
     # leave the closed loop alone and take no lock, since a collection may run while the
     # loader's lock is held (here, by this thread, while another thread collects).
     del waiting
-    with loader._lock:
+    with loader._state._lock:
         collector = threading.Thread(target=gc.collect)
         collector.start()
         collector.join(timeout=30)
@@ -505,9 +505,9 @@ def test_t113_a_sync_approver_of_a_closed_loop_is_abandoned_then_heard(tmp_path:
     with capture_logs() as logs:
         # The human of the closed loop is still away: a new prompt is asked and served.
         assert asyncio.run(planner.aload("notes", timeout=30)).name == "notes"
-        assert len(loader._abandoned) == 1
+        assert len(loader._state.pending._abandoned) == 1
         human.answer_all()
-    assert not loader._abandoned
+    assert not loader._state.pending._abandoned
     events = [log["event"] for log in logs]
     assert events.count("approval_abandoned") == 1
     assert events.count("approval_late") == 1
@@ -529,6 +529,6 @@ def test_t113_an_answer_after_the_loop_closed_is_heard_as_late(tmp_path: Path) -
         assert planner.prepare("notes").name == "notes"
     events = [log["event"] for log in logs]
     assert events == ["approval_late", "approval_requested", "approval_abandoned"]
-    assert not loader._abandoned
+    assert not loader._state.pending._abandoned
     del waiting
     gc.collect()

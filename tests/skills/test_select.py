@@ -657,9 +657,9 @@ def test_the_index_is_reused_until_the_candidates_change(world: dict[str, Path])
     loader = make_loader(world, approver=approve_all)
     planner = loader.bind("planner")
     planner.select("debug")
-    first = loader._indexes["planner"][1]
+    first = loader._state._indexes["planner"][1]
     planner.select("commit")
-    assert loader._indexes["planner"][1] is first
+    assert loader._state._indexes["planner"][1] is first
 
 
 # -- the command -----------------------------------------------------------------------

@@ -620,7 +620,7 @@ def test_t36_pending_approvals_are_bounded_by_bytes(world: dict[str, Path]) -> N
     write(world["workspace"] / "notes", skill_text("notes", "x" * 50_000))
     probe = make_loader(world)
     probe.bind("planner").prepare("notes")
-    (cost,) = probe._pending_bytes.values()  # what one pending request is counted at
+    (cost,) = probe._state.pending._pending_bytes.values()  # what one pending request is counted at
     assert cost > 50_000  # the body, the request's copy of the text, the manifest
     limits = Limits(max_pending_bytes_per_agent=cost * 5 // 2, max_pending_bytes=cost * 5 // 2)
     loader = make_loader(world, approver=approve_all, limits=limits)
@@ -883,7 +883,7 @@ def test_t37_a_sync_approver_under_aload_runs_outside_the_loaders_lock(
     def human(request: ApprovalRequest) -> Decision:
         del request
         # A blocking human must not stall every other thread's catalog or load.
-        held.append(loader._lock.locked())
+        held.append(loader._state._lock.locked())
         return Decision(approved=True, by="human")
 
     loader = make_loader(world, approver=human)

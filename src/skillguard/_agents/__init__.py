@@ -13,8 +13,12 @@ character rules and the error tree. The rooms:
 * ``tokenmap``: ``token-map.json``, strict JSON into a frozen ``TokenMap``;
 * ``gate``: the approval gate, which decides whether an agent file and its knowledge
   files may reach a prompt (the operator's own, or approved, or refused);
-* ``place``: where an operator path lies (the repository's or the operator's own), judged
-  step by step through the mount table;
+* ``place``: whether a path the operator names as their own (an operator agent folder,
+  the trust store) is the repository's, judged step by step and through the mount table;
+* ``operator``: where an agent file's trust comes from (the operator's own folders,
+  searched first);
+* ``snapshot``: what approving an agent file binds (the agent file and every
+  knowledge file read once, one digest) and the request that shows it whole;
 * ``review``: what approving an agent file covers, read by the gate's own reading for
   an operator who pins it without a prompt;
 * ``compose``: composable agent directories (agent-cortex), read and composed;

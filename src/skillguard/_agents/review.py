@@ -3,7 +3,7 @@
 ``skillguard trust show --agent`` and ``trust add --agent`` (``_trust_command``) run on
 this. Rules (threat-model.md T160, T161):
 
-* It is the gate's own reading (``_gate._Call``, ``_gate._request``): the same
+* It is the gate's own reading (``gate._Call``, ``snapshot._request``): the same
   resolution (operator folders first, the seed's folders, the harness presets), the
   same snapshot of the agent file, the files of a composed folder and every knowledge
   file beneath one held descriptor, and the same request, so the digest the operator
@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from skillguard._agents.gate import _Call, _request
+from skillguard._agents.gate import _Call
+from skillguard._agents.snapshot import _request
 from skillguard._core.errors import SkillContainmentError, SkillError, safe_repr
 from skillguard._fs.containment import SafeRoot
 
 if TYPE_CHECKING:
-    from skillguard._agents.gate import Gate, _Snapshot
+    from skillguard._agents.gate import Gate
+    from skillguard._agents.snapshot import _Snapshot
     from skillguard._fs.walk import Resolver
     from skillguard._skills.approval import ApprovalRequest
     from skillguard._skills.snapshot import ManifestFile

@@ -45,7 +45,9 @@ from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._fs.operator import read_operator_bytes
 from skillguard._fs.terminal import controlling_terminal
-from skillguard._skills.approval import ConsoleApprover, Decision, TrustStore, deny_all
+from skillguard._skills.approval import Decision, deny_all
+from skillguard._skills.console import ConsoleApprover
+from skillguard._skills.truststore import TrustStore
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -24,7 +24,9 @@ from skillguard._cli.agent_context import RESOLUTION_OPTIONS, add_resolution_opt
 from skillguard._core.errors import SkillUsageError
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.text import terminal_line
-from skillguard._skills.approval import TrustStore, deny_all, pin_key, render_file, render_request
+from skillguard._skills.approval import deny_all
+from skillguard._skills.console import render_file, render_request
+from skillguard._skills.truststore import TrustStore, pin_key
 
 if TYPE_CHECKING:
     import argparse

@@ -32,19 +32,14 @@ from skillguard._core.errors import SkillUsageError, safe_repr
 from skillguard._core.text import terminal_line, terminal_safe
 from skillguard._fs.operator import read_operator_bytes, same_file, stream_lines
 from skillguard._fs.write import write_atomic
-from skillguard._skills.approval import (
-    ConsoleApprover,
-    TrustStore,
-    deny_all,
-    make_request,
-    render_file,
-    render_request,
-)
+from skillguard._skills.approval import deny_all, make_request
+from skillguard._skills.console import ConsoleApprover, render_file, render_request
 from skillguard._skills.discover import SkillRoots, aide_roots, default_roots, source_folder
 from skillguard._skills.embedded import EmbeddedSkills
 from skillguard._skills.policy import AllowPolicy
 from skillguard._skills.select import SelectionRegistry
 from skillguard._skills.snapshot import Snapshot, read_verified, take_snapshot
+from skillguard._skills.truststore import TrustStore
 from skillguard._swarm.loader import Loader
 
 if TYPE_CHECKING:
@@ -52,13 +47,8 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from skillguard._core.errors import SkillError
-    from skillguard._skills.approval import (
-        ApprovalRequest,
-        Approver,
-        AsyncApprover,
-        Decision,
-        PinningApprover,
-    )
+    from skillguard._skills.approval import ApprovalRequest, Approver, AsyncApprover, Decision
+    from skillguard._skills.truststore import PinningApprover
 
 __all__ = [
     "report",

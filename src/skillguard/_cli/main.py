@@ -35,9 +35,9 @@ from skillguard._core.errors import SkillError, SkillUsageError, safe_repr
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.text import terminal_line
 from skillguard._fs.paths import display_path, printed_path
-from skillguard._skills.approval import is_digest
 from skillguard._skills.discover import default_roots, discover
 from skillguard._skills.parse import check_skill
+from skillguard._skills.truststore import is_digest
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from skillguard._fs.containment import SafeRoot
     from skillguard._skills.approval import ApprovalRequest
     from skillguard._swarm.loader import Loader
+    from skillguard._swarm.state import SwarmState
 
 __all__ = ["LoadedSkill", "PreparedLoad", "ResourceSlot", "ToolDescriptor"]
 
@@ -120,6 +121,8 @@ class LoadedSkill:
     source: Source
     _loader: Loader = attrs.field(eq=False, repr=False)
     _served: _Served | None = attrs.field(default=None, eq=False, repr=False)
+    # The loader's shared state, for a workspace skill: whether the approval still holds.
+    _state: SwarmState | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -143,7 +146,7 @@ class LoadedSkill:
         if self._served is None:
             return self._loader.embedded.read_resource(self.name, path)
         served = self._served
-        if not self._loader._was_approved(self.agent, served):  # noqa: SLF001
+        if self._state is None or not self._state.was_approved(self.agent, served):
             # Withdrawn (``AgentSkills.deactivate``): nothing more is served from it.
             error = ApprovalRequiredError(
                 "not_approved",
