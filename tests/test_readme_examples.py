@@ -286,19 +286,24 @@ class MyApp:
 
 @contextlib.contextmanager
 def console_on_a_terminal(answer: str) -> Iterator[skillguard.ConsoleApprover]:
-    """A ``ConsoleApprover`` on a real pseudo-terminal, whose human has typed *answer*
-    ahead: the first question reads it (and a later one too, typed ahead as often)."""
+    """A ``ConsoleApprover`` on a real pseudo-terminal, whose human types *answer* each
+    time a question shows (keys typed ahead answer nothing, T205)."""
     leader, follower = os.openpty()
-    os.write(leader, f"{answer}\n".encode() * 8)
+    question = b"or deny [N]? "
 
-    def drain() -> None:
-        # The terminal's other end is read while the approver writes: a pty holds a few
-        # KiB, and a request longer than that would block on a reader nobody runs.
+    def human() -> None:
+        # The terminal's other end is read while the approver writes (a pty holds a few
+        # KiB, and a request longer than that would block on a reader nobody runs), and
+        # answered once the question is on the screen.
+        seen = b""
         with contextlib.suppress(OSError):  # EIO: the approver's end is closed
-            while os.read(leader, 65536):
-                pass
+            while chunk := os.read(leader, 65536):
+                seen = seen[-len(question) :] + chunk
+                if question in seen:
+                    os.write(leader, f"{answer}\n".encode())
+                    seen = b""
 
-    reader = threading.Thread(target=drain, daemon=True)
+    reader = threading.Thread(target=human, daemon=True)
     reader.start()
     try:
         with (
