@@ -55,7 +55,8 @@ from skillguard._skills.discover import (
     discover,
 )
 from skillguard._skills.embedded import EmbeddedSkills
-from skillguard._skills.parse import is_valid_name, parse_skill
+from skillguard._skills.names import is_valid_name
+from skillguard._skills.parse import parse_skill
 from skillguard._skills.policy import AgentGrant, AllowPolicy, PolicyError
 from skillguard._skills.render import activation_text, catalog_json, catalog_xml
 from skillguard._skills.select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill

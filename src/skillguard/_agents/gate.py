@@ -99,7 +99,7 @@ from skillguard._skills.approval import (
     is_async_approver,
     pin_failure,
 )
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 from skillguard._skills.snapshot import SKIPPED_KEPT, Manifest, ManifestFile
 
 if TYPE_CHECKING:

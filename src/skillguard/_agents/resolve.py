@@ -61,7 +61,7 @@ from skillguard._core.limits import DEFAULT_LIMITS, Limits
 from skillguard._core.strict_yaml import decode_utf8
 from skillguard._core.text import reveal
 from skillguard._fs.containment import Resolver, SafeRoot, split_name
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
     import os

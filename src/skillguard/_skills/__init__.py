@@ -1,6 +1,11 @@
 """The skill line: from bytes to what an agent is served.
 
-* ``parse``: ``SKILL.md`` bytes in, a frozen ``Skill`` or ``MalformedSkillError`` out;
+* ``parse``: ``SKILL.md`` bytes in, a frozen ``Skill`` or ``MalformedSkillError`` out
+  (``parse_skill``), or every independent error at once (``check_skill``);
+* ``document``: the front half every frontmatter document shares (size, encoding,
+  fences, the one YAML entry point) and the body rule;
+* ``fields``: the Agent Skills field rules (and Claude Code's fields) under a profile;
+* ``names``: what a skill may be called (``is_valid_name``);
 * ``discover`` and ``embedded``: where skills come from (workspace roots, the host's own);
 * ``snapshot``: a skill folder read once and bound by one digest;
 * ``approval``: approval requests, decisions, approvers and the trust store;

@@ -50,7 +50,7 @@ from skillguard._core.strict_json import StrictJSONError, loads_strict
 from skillguard._core.text import reveal, terminal_line
 from skillguard._fs.containment import operator_path, read_operator_bytes, split_name
 from skillguard._fs.write import FileLock, sweep_temporaries, write_atomic
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
     import os

@@ -42,7 +42,7 @@ from skillguard._core.errors import MalformedSkillError, SkillUsageError
 from skillguard._core.limits import Limits
 from skillguard._core.strict_yaml import load_document
 from skillguard._fs.containment import operator_path, read_operator_bytes
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
     import os

@@ -51,7 +51,7 @@ from skillguard._core.limits import Limits
 from skillguard._core.model import FrozenMap
 from skillguard._core.strict_yaml import load_document
 from skillguard._fs.containment import operator_path, read_operator_bytes
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 from skillguard._skills.policy import PolicyError
 from skillguard._skills.render import activation_text
 
