@@ -43,15 +43,11 @@ from skillguard._skills.approval import (
 )
 from skillguard._skills.discover import (
     Discovery,
-    Resource,
-    Resources,
     RootPath,
     Shadowed,
     SkillMeta,
     SkillRoots,
     SkippedEntry,
-    aide_roots,
-    default_roots,
     discover,
 )
 from skillguard._skills.embedded import EmbeddedSkills
@@ -59,8 +55,10 @@ from skillguard._skills.names import is_valid_name
 from skillguard._skills.parse import parse_skill
 from skillguard._skills.policy import AgentGrant, AllowPolicy, PolicyError
 from skillguard._skills.render import activation_text, catalog_json, catalog_xml
+from skillguard._skills.roots import aide_roots, default_roots
 from skillguard._skills.select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
 from skillguard._skills.tool import ToolInfo
+from skillguard._skills.walk import Resource, Resources
 from skillguard._swarm.handle import AgentSkills
 from skillguard._swarm.loader import Loader, UnknownSkillError
 from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor

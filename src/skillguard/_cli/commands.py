@@ -40,9 +40,10 @@ from skillguard._skills.approval import (
     render_file,
     render_request,
 )
-from skillguard._skills.discover import SkillRoots, aide_roots, default_roots, source_folder
+from skillguard._skills.discover import SkillRoots, source_folder
 from skillguard._skills.embedded import EmbeddedSkills
 from skillguard._skills.policy import AllowPolicy
+from skillguard._skills.roots import aide_roots, default_roots
 from skillguard._skills.select import SelectionRegistry
 from skillguard._skills.snapshot import Snapshot, read_verified, take_snapshot
 from skillguard._swarm.loader import Loader

@@ -36,8 +36,9 @@ from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.text import terminal_line
 from skillguard._fs.containment import display_path, printed_path
 from skillguard._skills.approval import is_digest
-from skillguard._skills.discover import default_roots, discover
+from skillguard._skills.discover import discover
 from skillguard._skills.parse import check_skill
+from skillguard._skills.roots import default_roots
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

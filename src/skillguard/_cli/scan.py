@@ -21,7 +21,7 @@ from skillguard._core.errors import (
     SkillNotFoundError,
 )
 from skillguard._fs.containment import SKILL_FILE, SafeRoot, Skipped, split_operator_path
-from skillguard._skills.discover import (
+from skillguard._skills.walk import (
     FolderHit,
     find_skill_folders,
     is_case_variant,

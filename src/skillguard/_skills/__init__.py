@@ -7,6 +7,9 @@
 * ``fields``: the Agent Skills field rules (and Claude Code's fields) under a profile;
 * ``names``: what a skill may be called (``is_valid_name``);
 * ``discover`` and ``embedded``: where skills come from (workspace roots, the host's own);
+* ``roots``: the conventional roots (``default_roots``, ``aide_roots``);
+* ``walk``: the bounded walks of untrusted folders (skill folders in a root, the files
+  of a skill folder);
 * ``snapshot``: a skill folder read once and bound by one digest;
 * ``approval``: approval requests, decisions, approvers and the trust store;
 * ``policy``: the closed allow-set per agent;

@@ -16,8 +16,9 @@ from skillguard._core.errors import SkillNotFoundError, SkillUsageError, input_e
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
 from skillguard._core.model import Skill
 from skillguard._fs.containment import display_path
-from skillguard._skills.discover import _RESOURCE_SLOTS, SkillRoots
+from skillguard._skills.discover import SkillRoots
 from skillguard._skills.parse import parse_skill
+from skillguard._skills.walk import _RESOURCE_SLOTS
 
 if TYPE_CHECKING:
     import os

@@ -37,8 +37,8 @@ from skillguard._core.errors import (
     SkillUsageError,
 )
 from skillguard._fs.containment import SKILL_FILE, Skipped, join_relative, split_name
-from skillguard._skills.discover import list_resources
 from skillguard._skills.parse import parse_skill
+from skillguard._skills.walk import list_resources
 
 if TYPE_CHECKING:
     from skillguard._core.limits import Limits
