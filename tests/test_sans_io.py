@@ -15,6 +15,8 @@ CORE = [
     "_skills/fields.py",
     "_skills/names.py",
     "_skills/parse.py",
+    "_agents/compose_emit.py",
+    "_agents/compose_tokens.py",
     "_agents/parse.py",
     "_agents/envelope.py",
     "_agents/grant.py",

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from skillguard._agents.compose import DEFAULT_COMPOSE_LIMITS, ComposeLimits, compose_in
+from skillguard._agents.compose import compose_in
+from skillguard._agents.compose_read import DEFAULT_COMPOSE_LIMITS, ComposeLimits
 from skillguard._agents.envelope import agent_envelope
 from skillguard._agents.parse import AgentDefinition, parse_agent
 from skillguard._agents.tokenmap import EMPTY_TOKEN_MAP, TokenMap, parse_token_map
