@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from skillguard._cli import main as _cli
+from skillguard._cli import validate as _validate
 from skillguard._cli.main import main
+from skillguard._cli.parser import build_parser
 from skillguard._cli.scan import iter_scan
 from skillguard.testing import Workspace, hostile_workspaces, write_workspace
 
@@ -266,7 +267,7 @@ def test_an_unexpected_exception_becomes_an_internal_result(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(_cli, "iter_scan", broken)
+    monkeypatch.setattr(_validate, "iter_scan", broken)
     code, document = run_json(capsys, str(tmp_path))
     assert code == 1
     assert document["results"][0]["errors"] == [
@@ -286,7 +287,7 @@ def test_a_bug_after_some_results_still_ends_one_json_document(
         yield next(iter(real(*args, **kwargs)))
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(_cli, "iter_scan", breaks_after_one)
+    monkeypatch.setattr(_validate, "iter_scan", breaks_after_one)
     code, document = run_json(capsys, str(tmp_path))
     assert code == 1
     assert [(r["skill"], r["ok"]) for r in document["results"]] == [("demo", True), (None, False)]
@@ -1074,7 +1075,7 @@ def test_fail_on_skipped_fails_a_run_with_a_too_deep_skill(
 
 
 def test_every_validate_option_has_help() -> None:
-    parser = _cli._build_parser()
+    parser = build_parser()
     subparsers = next(action for action in parser._actions if action.dest == "command")
     assert isinstance(subparsers.choices, dict)
     validate = subparsers.choices["validate"]
