@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -215,6 +216,76 @@ def test_usage_errors_exit_two(capsys: pytest.CaptureFixture[str], args: list[st
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--version")
     assert (code, out.split()[0]) == (0, "skillguard")
+
+
+def _modules_after(*args: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``skillguard ARGS``."""
+    code = (
+        "import io, sys\n"
+        "from skillguard._cli.main import main\n"
+        "sys.stdout, sys.stderr, out = io.StringIO(), io.StringIO(), sys.stdout\n"
+        "main(sys.argv[1:])\n"
+        "sys.stdout = out\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    ).stdout
+    return set(out.split())
+
+
+# What a command's own run needs, and --version and --help do not.
+COMMAND_MODULES = (
+    "skillguard._agents",
+    "skillguard._swarm",
+    "skillguard._audit",
+    "skillguard._cli.agent_",
+    "skillguard._cli.ci",
+    "skillguard._cli.commands",
+    "skillguard._cli.discover",
+    "skillguard._cli.skillref",
+    "skillguard._cli.validate",
+    "structlog",
+)
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], []])
+def test_version_and_help_import_no_command(args: list[str]) -> None:
+    loaded = _modules_after(*args)
+    assert "skillguard._cli.parser" in loaded
+    assert sorted(m for m in loaded if m.startswith(COMMAND_MODULES)) == []
+
+
+def test_a_command_imports_what_it_runs_only(tmp_path: Path) -> None:
+    # The check above can fail: each command does import its own line, and no other.
+    validate = _modules_after("validate", str(tmp_path))
+    assert {"skillguard._cli.validate", "skillguard._cli.ci"} <= validate
+    assert not {m for m in validate if m.startswith(("skillguard._agents", "skillguard._swarm"))}
+    agent = _modules_after("agent", "validate", str(tmp_path))
+    assert {"skillguard._agents.gate", "skillguard._cli.agent_compose"} <= agent
+    assert not {m for m in agent if m.startswith("skillguard._swarm")}
+
+
+def _parsers(
+    parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    found = {words: parser}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.update(_parsers(sub, (*words, name)))
+    return found
+
+
+def test_a_run_parses_with_the_parser_the_docs_check() -> None:
+    # A run builds only the options of the command it names (``agent`` and ``trust``
+    # need the agent line); that command's parser is the one README.md is checked with.
+    everything = _parsers(build_parser())
+    assert ("agent", "compose") in everything
+    for words, parser in everything.items():
+        ran = _parsers(build_parser([*words, "--help"]))
+        assert ran[words].format_help() == parser.format_help(), words
+    assert ("agent", "compose") not in _parsers(build_parser(["--version"]))
 
 
 def test_t13_untrusted_names_cannot_inject_terminal_escapes(

@@ -8,7 +8,8 @@
 * ``skillref``: ``read-properties`` and ``to-prompt``;
 * ``agent_context`` and ``agent_compose``: ``skillguard agent ...``.
 
-The top of the import graph: nothing in the library imports it.
+The top of the import graph: nothing in the library imports it. A command's module is
+imported only when that command runs, so ``--version`` and ``--help`` import none.
 """
 
 __all__: list[str] = []

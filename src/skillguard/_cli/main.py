@@ -10,6 +10,10 @@ result of kind ``internal`` (and is a bug). Everything printed that came from di
 T42): no control sequence, C1 control, bidi override or invisible character reaches the
 terminal raw. The command line configures no logging: audit events go to ``--audit-log``
 (hash chained), never to stdout, which carries the command's output.
+
+The parser (``parser``) is built from this module; a command's own module, and the
+product line behind it, is imported only when that command runs: ``--version`` and
+``--help`` import no command, no agent line, no swarm, no audit report.
 """
 
 from __future__ import annotations
@@ -20,17 +24,14 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from skillguard._cli.agent_context import run_agent_command, run_agent_context
-from skillguard._cli.commands import report, run_audit, run_catalog, run_load, run_select, run_trust
-from skillguard._cli.discover import run_discover
 from skillguard._cli.parser import build_parser
-from skillguard._cli.skillref import run_read_properties, run_to_prompt
-from skillguard._cli.validate import run_validate
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.text import terminal_line
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import TextIO
 
 __all__ = ["main"]
 
@@ -38,18 +39,6 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
-
-
-_SWARM_COMMANDS = {
-    "select": run_select,
-    "agent": run_agent_command,
-    "catalog": run_catalog,
-    "load": run_load,
-    "trust": run_trust,
-    "audit": run_audit,
-    "read-properties": run_read_properties,
-    "to-prompt": run_to_prompt,
-}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,12 +84,14 @@ def _silence_stdout() -> None:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
     try:
         words = list(sys.argv[1:] if argv is None else argv)
         if words[:2] == ["agent", "context"]:
+            from skillguard._cli.agent_context import run_agent_context  # noqa: PLC0415 - imported when it runs
+
             # The seed's envelope, even for a bad option: never argparse's usage text.
             return run_agent_context(words[2:], sys.stdout)
+        parser = build_parser(words)
         args = parser.parse_args(words)
         if args.version:
             from skillguard._core.version import __version__  # noqa: PLC0415 - avoids an import cycle
@@ -111,15 +102,21 @@ def _run(argv: Sequence[str] | None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         if args.command == "validate":
+            from skillguard._cli.validate import run_validate  # noqa: PLC0415 - imported when it runs
+
             return run_validate(args, sys.stdout, sys.stderr)
         try:
             if args.command == "discover":
+                from skillguard._cli.discover import run_discover  # noqa: PLC0415 - imported when it runs
+
                 return run_discover(args, sys.stdout)
-            return _SWARM_COMMANDS[args.command](args, sys.stdout, sys.stderr)
+            return _command(args.command)(args, sys.stdout, sys.stderr)
         except SkillUsageError as exc:  # the operator's own mistake (a bad policy file)
             sys.stderr.write(f"skillguard: {terminal_line(str(exc))}\n")
             return EXIT_USAGE
         except SkillError as exc:  # a refusal: one line, exit 1
+            from skillguard._cli.commands import report  # noqa: PLC0415 - imported when it runs
+
             return report(sys.stderr, exc)
         except BrokenPipeError:
             raise  # not a bug: the reader went away (``main`` ends quietly)
@@ -130,3 +127,26 @@ def _run(argv: Sequence[str] | None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+def _command(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
+    """The function that runs the command *name*. Its module, and the product line behind
+    it, is imported only now: ``--version``, ``--help`` and ``validate`` never import the
+    agent line, the swarm, the audit log or its report."""
+    if name == "agent":
+        from skillguard._cli.agent_context import run_agent_command  # noqa: PLC0415 - imported when it runs
+
+        return run_agent_command
+    if name in ("read-properties", "to-prompt"):
+        from skillguard._cli import skillref  # noqa: PLC0415 - imported when it runs
+
+        return skillref.run_read_properties if name == "read-properties" else skillref.run_to_prompt
+    from skillguard._cli import commands  # noqa: PLC0415 - imported when it runs
+
+    return {
+        "select": commands.run_select,
+        "catalog": commands.run_catalog,
+        "load": commands.run_load,
+        "trust": commands.run_trust,
+        "audit": commands.run_audit,
+    }[name]

@@ -2,26 +2,32 @@
 
 The help texts are part of the interface (README.md's synopses are checked against
 them). A usage error is exit 2 with one line and no traceback. Building the parser
-holds no command's implementation.
+imports no command's implementation: ``--version`` and ``--help`` stay cheap. The
+options of ``agent`` and of ``trust`` name the agent line's harness presets, so they are
+added only when a run names one of those commands (or for the whole tree, which the
+docs and the tests walk).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from skillguard._cli.agent_context import add_agent_command
-from skillguard._cli.agent_trust import add_agent_trust_options
 from skillguard._cli.scan import MAX_VALIDATE_FOLDERS
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._skills.approval import is_digest
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["DEFAULT_MAX_DEPTH", "build_parser"]
 
 EXIT_USAGE = 2
 DEFAULT_MAX_DEPTH = 8
 _NAMESPACES_HELP = "accept a namespaced name, namespace/short-name (seed 002)"
+_AGENT_HELP = "resolve, compose and validate agent definition files"
+_AGENT_DESCRIPTION = "Resolve, compose and validate agent definition files (seeds 000, 001)."
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,7 +60,10 @@ def _path(text: str) -> str:
     return text
 
 
-def build_parser() -> _Parser:
+def build_parser(words: Sequence[str] | None = None) -> _Parser:
+    """The parser of every command; given the *words* of a run, the options of ``agent``
+    and ``trust`` (which need the agent line) only when the words name that command."""
+    named = None if words is None else next((w for w in words if not w.startswith("-")), "")
     parser = _Parser(
         prog="skillguard",
         description="Fail-secure loading and validation of Agent Skills (SKILL.md).",
@@ -165,8 +174,12 @@ def build_parser() -> _Parser:
         type=_path,
         help="a folder of skill folders, searched in order (default: the conventional roots)",
     )
-    _add_swarm_commands(commands)
-    add_agent_command(commands)
+    _add_swarm_commands(commands, agent_options=named in (None, "trust"))
+    agent = commands.add_parser("agent", help=_AGENT_HELP, description=_AGENT_DESCRIPTION)
+    if named in (None, "agent"):
+        from skillguard._cli.agent_context import add_agent_actions  # noqa: PLC0415 - the agent line, when it runs
+
+        add_agent_actions(agent)
     _add_select_command(commands)
     _add_skills_ref_commands(commands)
     return parser
@@ -201,7 +214,7 @@ def _add_skills_ref_commands(commands: Any) -> None:  # noqa: ANN401 - argparse'
     )
 
 
-def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
+def _add_swarm_commands(commands: Any, *, agent_options: bool) -> None:  # noqa: ANN401 - argparse's private type
     def loader_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("--policy", required=True, type=_path, help="the policy file")
         command.add_argument("--agent", required=True, help="the agent to act for")
@@ -247,7 +260,8 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     show.add_argument(
         "--full", action="store_true", help="print every file's text too, as the digest covers it"
     )
-    add_agent_trust_options(show)
+    if agent_options:
+        _agent_trust_options(show)
     add = actions.add_parser(
         "add",
         help="pin a workspace skill (or an agent file, --agent), if its digest is DIGEST "
@@ -267,7 +281,8 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     add.add_argument("--trust-store", required=True, type=_path, help="the trust store")
     add.add_argument("--project", type=_path, help="whose workspace roots to use")
     add.add_argument("--by", default="operator", help="who pins")
-    add_agent_trust_options(add)
+    if agent_options:
+        _agent_trust_options(add)
     revoke = actions.add_parser("revoke", help="remove the pins of a skill or agent file")
     revoke.add_argument(
         "name", metavar="NAME", help="the skill (or agent file's path) whose pins to remove"
@@ -325,6 +340,12 @@ def _add_swarm_commands(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
         help="summarize: text (the default) or json",
     )
     _add_audit_report_options(audit)
+
+
+def _agent_trust_options(parser: argparse.ArgumentParser) -> None:
+    from skillguard._cli.agent_trust import add_agent_trust_options  # noqa: PLC0415 - the agent line, when it runs
+
+    add_agent_trust_options(parser)
 
 
 def _add_audit_report_options(audit: argparse.ArgumentParser) -> None:
