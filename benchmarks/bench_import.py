@@ -40,8 +40,10 @@ CASES = {
 GOALS = {"import skillguard": 1.2, "skillguard --version": 1.3}
 
 
-def _once(argv: list[str]) -> float:
+def _once(argv: list[str], *, write_bytecode: bool = False) -> float:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if write_bytecode:  # as pip does at install time; a shell may have turned it off
+        del env["PYTHONDONTWRITEBYTECODE"]
     start = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)  # noqa: S603 - fixed argv
     return time.perf_counter() - start
@@ -52,7 +54,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()
     for argv in CASES.values():  # warm the file cache and the bytecode caches
-        _once(argv)
+        _once(argv, write_bytecode=True)
     best = dict.fromkeys(CASES, float("inf"))
     for _ in range(args.rounds):
         for name, argv in CASES.items():

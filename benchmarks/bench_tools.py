@@ -41,7 +41,8 @@ from skillguard import MalformedSkillError
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.strict_yaml import decode_utf8, load_document
 from skillguard._core.tool_rules import _parse, check_rule, split_tools
-from skillguard._skills.parse import _BOOLEANS, _split_fences
+from skillguard._skills.document import _split_fences
+from skillguard._skills.fields import _BOOLEANS
 
 CLAUDE_CODE_KEYS = (
     "disable-model-invocation",

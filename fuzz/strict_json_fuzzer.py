@@ -20,7 +20,7 @@ import math
 import sys
 
 from skillguard import MalformedSkillError
-from skillguard._agents.compose import parse_frontmatter
+from skillguard._agents.compose_read import parse_frontmatter
 from skillguard._core.strict_json import StrictJSONError, loads_strict
 from skillguard.agents import parse_token_map
 

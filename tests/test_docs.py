@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillguard._cli import main as cli
+from skillguard._cli.parser import build_parser
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -186,7 +186,7 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
 
 def test_every_command_option_is_in_its_readme_synopsis_with_help_text() -> None:
     synopses = _synopses()
-    for words, parser in _commands(cli._build_parser()):
+    for words, parser in _commands(build_parser()):
         if not words:
             continue  # the top level has --version only
         for action in parser._actions:

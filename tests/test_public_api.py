@@ -184,9 +184,24 @@ def test_import_skillguard_loads_the_skill_line_only() -> None:
     assert not {m for m in loaded if m.startswith("skillguard._audit.report")}
     assert "skillguard.audit" not in loaded
     assert "hypothesis" not in loaded
+    # The swarm facade (and the audit log and structlog it brings) waits for its first use.
+    assert not {m for m in loaded if m.startswith(("skillguard._swarm", "skillguard._audit"))}
+    assert "structlog" not in loaded
+    assert "skillguard._skills.parse" in loaded
     # The check can fail: the areas do load what they are for.
     assert "skillguard._agents.gate" in _modules_after("import skillguard.agents")
     assert "skillguard._audit.report" in _modules_after("import skillguard.audit")
+    assert "skillguard._swarm.loader" in _modules_after("from skillguard import Loader")
+
+
+def test_the_swarm_names_are_the_swarm_modules_own() -> None:
+    from skillguard._swarm import errors, handle, loader, served
+
+    assert skillguard.Loader is loader.Loader
+    assert skillguard.UnknownSkillError is errors.UnknownSkillError
+    assert skillguard.AgentSkills is handle.AgentSkills
+    assert skillguard.PreparedLoad is served.PreparedLoad
+    assert set(skillguard.__all__) <= set(dir(skillguard))
 
 
 def test_version_matches_package_metadata() -> None:

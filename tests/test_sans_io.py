@@ -11,7 +11,12 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "skillguard"
 # Every module of the core floor, and the parsers and pure rules above it.
 CORE = [
     *sorted(p.relative_to(SRC).as_posix() for p in (SRC / "_core").glob("*.py")),
+    "_skills/document.py",
+    "_skills/fields.py",
+    "_skills/names.py",
     "_skills/parse.py",
+    "_agents/compose_emit.py",
+    "_agents/compose_tokens.py",
     "_agents/parse.py",
     "_agents/envelope.py",
     "_agents/grant.py",

@@ -10,13 +10,15 @@ The public API, by area (each name has one home; the modules behind them are pri
 * ``skillguard.testing``: Hypothesis strategies for hosts that fuzz their integration.
 
 ``import skillguard`` imports the skill loader only: the agent-file line, the audit
-report and the command line are imported when a host uses them. See README.md for the
-API, threat-model.md for what it defends against.
+report and the command line are imported when a host uses them, and so is the swarm
+facade (``Loader``, ``AgentSkills`` and what they serve), the first time a host names it,
+since it brings the audit log and structlog. See README.md for the API, threat-model.md
+for what it defends against.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from skillguard._core.errors import (
     MalformedSkillError,
@@ -42,28 +44,29 @@ from skillguard._skills.approval import (
 from skillguard._skills.console import ConsoleApprover
 from skillguard._skills.discover import (
     Discovery,
-    Resource,
-    Resources,
     RootPath,
     Shadowed,
     SkillMeta,
     SkillRoots,
     SkippedEntry,
-    aide_roots,
-    default_roots,
     discover,
 )
 from skillguard._skills.embedded import EmbeddedSkills
-from skillguard._skills.parse import is_valid_name, parse_skill
+from skillguard._skills.names import is_valid_name
+from skillguard._skills.parse import parse_skill
 from skillguard._skills.policy import AgentGrant, AllowPolicy, PolicyError
 from skillguard._skills.render import activation_text, catalog_json, catalog_xml
+from skillguard._skills.roots import aide_roots, default_roots
 from skillguard._skills.select import SelectedSkill, Selection, SelectionRegistry, SkippedSkill
 from skillguard._skills.tool import ToolInfo
 from skillguard._skills.truststore import Pin, TrustStore
-from skillguard._swarm.errors import UnknownSkillError
-from skillguard._swarm.handle import AgentSkills
-from skillguard._swarm.loader import Loader
-from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
+from skillguard._skills.walk import Resource, Resources
+
+if TYPE_CHECKING:
+    from skillguard._swarm.errors import UnknownSkillError
+    from skillguard._swarm.handle import AgentSkills
+    from skillguard._swarm.loader import Loader
+    from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
 
 __all__ = [
     "AgentGrant",
@@ -175,10 +178,47 @@ _MOVED = {
 }
 
 
+# The swarm facade, imported the first time one of its names is used (PEP 562): it brings
+# the audit log and structlog, which a host or a command that only parses, discovers and
+# validates skills (``skillguard validate``, ``skillguard --version``) does not need.
+_SWARM = frozenset(
+    {
+        "AgentSkills",
+        "LoadedSkill",
+        "Loader",
+        "PreparedLoad",
+        "ResourceSlot",
+        "ToolDescriptor",
+        "UnknownSkillError",
+    }
+)
+
+
+def _import_swarm() -> None:
+    from skillguard._swarm import errors, handle, loader, served  # noqa: PLC0415 - see _SWARM
+
+    globals().update(
+        AgentSkills=handle.AgentSkills,
+        Loader=loader.Loader,
+        UnknownSkillError=errors.UnknownSkillError,
+        LoadedSkill=served.LoadedSkill,
+        PreparedLoad=served.PreparedLoad,
+        ResourceSlot=served.ResourceSlot,
+        ToolDescriptor=served.ToolDescriptor,
+    )
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 # Outside TYPE_CHECKING: a type checker and an IDE see only the real names.
 if not TYPE_CHECKING:
 
-    def __getattr__(name: str) -> NoReturn:
+    def __getattr__(name: str) -> object:
+        if name in _SWARM:
+            _import_swarm()
+            return globals()[name]
         home = _MOVED.get(name)
         if home is not None:
             msg = f"skillguard.{name} lives in {home}: from {home} import {name}"

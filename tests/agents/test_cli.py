@@ -25,9 +25,9 @@ from skillguard import (
     SkillUsageError,
     TrustStore,
 )
-from skillguard._cli import main as _cli
 from skillguard._cli.agent_context import run_agent_context
 from skillguard._cli.main import main
+from skillguard._cli.parser import build_parser
 from skillguard.agents import AgentNotFoundError, agent_error_code
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +177,7 @@ def _agent_parsers() -> dict[str, argparse.ArgumentParser]:
         action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         return dict(action.choices)
 
-    agent = subcommands(_cli._build_parser())["agent"]
+    agent = subcommands(build_parser())["agent"]
     return {"agent": agent, **{f"agent {k}": v for k, v in subcommands(agent).items()}}
 
 

@@ -19,7 +19,7 @@ from skillguard import (
     SkillNotFoundError,
     SkillUsageError,
 )
-from skillguard._agents.compose import parse_frontmatter
+from skillguard._agents.compose_read import parse_frontmatter
 from skillguard._cli.main import main
 from skillguard._core.text import find_hidden
 from skillguard._fs.write import OutputFolder

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from skillguard._cli import main as _cli
+from skillguard._cli import validate as _validate
 from skillguard._cli.main import main
+from skillguard._cli.parser import build_parser
 from skillguard._cli.scan import iter_scan
 from skillguard.testing import Workspace, hostile_workspaces, write_workspace
 
@@ -216,6 +218,76 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert (code, out.split()[0]) == (0, "skillguard")
 
 
+def _modules_after(*args: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``skillguard ARGS``."""
+    code = (
+        "import io, sys\n"
+        "from skillguard._cli.main import main\n"
+        "sys.stdout, sys.stderr, out = io.StringIO(), io.StringIO(), sys.stdout\n"
+        "main(sys.argv[1:])\n"
+        "sys.stdout = out\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    ).stdout
+    return set(out.split())
+
+
+# What a command's own run needs, and --version and --help do not.
+COMMAND_MODULES = (
+    "skillguard._agents",
+    "skillguard._swarm",
+    "skillguard._audit",
+    "skillguard._cli.agent_",
+    "skillguard._cli.ci",
+    "skillguard._cli.commands",
+    "skillguard._cli.discover",
+    "skillguard._cli.skillref",
+    "skillguard._cli.validate",
+    "structlog",
+)
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], []])
+def test_version_and_help_import_no_command(args: list[str]) -> None:
+    loaded = _modules_after(*args)
+    assert "skillguard._cli.parser" in loaded
+    assert sorted(m for m in loaded if m.startswith(COMMAND_MODULES)) == []
+
+
+def test_a_command_imports_what_it_runs_only(tmp_path: Path) -> None:
+    # The check above can fail: each command does import its own line, and no other.
+    validate = _modules_after("validate", str(tmp_path))
+    assert {"skillguard._cli.validate", "skillguard._cli.ci"} <= validate
+    assert not {m for m in validate if m.startswith(("skillguard._agents", "skillguard._swarm"))}
+    agent = _modules_after("agent", "validate", str(tmp_path))
+    assert {"skillguard._agents.gate", "skillguard._cli.agent_compose"} <= agent
+    assert not {m for m in agent if m.startswith("skillguard._swarm")}
+
+
+def _parsers(
+    parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    found = {words: parser}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.update(_parsers(sub, (*words, name)))
+    return found
+
+
+def test_a_run_parses_with_the_parser_the_docs_check() -> None:
+    # A run builds only the options of the command it names (``agent`` and ``trust``
+    # need the agent line); that command's parser is the one README.md is checked with.
+    everything = _parsers(build_parser())
+    assert ("agent", "compose") in everything
+    for words, parser in everything.items():
+        ran = _parsers(build_parser([*words, "--help"]))
+        assert ran[words].format_help() == parser.format_help(), words
+    assert ("agent", "compose") not in _parsers(build_parser(["--version"]))
+
+
 def test_t13_untrusted_names_cannot_inject_terminal_escapes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -266,7 +338,7 @@ def test_an_unexpected_exception_becomes_an_internal_result(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(_cli, "iter_scan", broken)
+    monkeypatch.setattr(_validate, "iter_scan", broken)
     code, document = run_json(capsys, str(tmp_path))
     assert code == 1
     assert document["results"][0]["errors"] == [
@@ -286,7 +358,7 @@ def test_a_bug_after_some_results_still_ends_one_json_document(
         yield next(iter(real(*args, **kwargs)))
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(_cli, "iter_scan", breaks_after_one)
+    monkeypatch.setattr(_validate, "iter_scan", breaks_after_one)
     code, document = run_json(capsys, str(tmp_path))
     assert code == 1
     assert [(r["skill"], r["ok"]) for r in document["results"]] == [("demo", True), (None, False)]
@@ -1074,7 +1146,7 @@ def test_fail_on_skipped_fails_a_run_with_a_too_deep_skill(
 
 
 def test_every_validate_option_has_help() -> None:
-    parser = _cli._build_parser()
+    parser = build_parser()
     subparsers = next(action for action in parser._actions if action.dest == "command")
     assert isinstance(subparsers.choices, dict)
     validate = subparsers.choices["validate"]

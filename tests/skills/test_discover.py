@@ -20,7 +20,7 @@ from skillguard import (
     default_roots,
     discover,
 )
-from skillguard._skills.discover import USER_ROOTS_ENV
+from skillguard._skills.roots import USER_ROOTS_ENV
 
 SECRET = b"-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
 

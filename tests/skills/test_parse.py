@@ -19,14 +19,9 @@ from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
 from skillguard._core.strict_yaml import has_c_parser
 from skillguard._core.text import REFUSED_RANGES
 from skillguard._core.tool_rules import split_tools
-from skillguard._skills.parse import (
-    FORBIDDEN_CHARS,
-    FORBIDDEN_RANGES,
-    check_skill,
-    frontmatter_fields,
-    name_problem,
-    parse_skill_with,
-)
+from skillguard._skills.document import FORBIDDEN_CHARS, FORBIDDEN_RANGES, frontmatter_fields
+from skillguard._skills.names import name_problem
+from skillguard._skills.parse import check_skill, parse_skill_with
 from tests.strategies import hostile_skill_files, mutated_documents, render, skill_documents
 
 

@@ -21,7 +21,9 @@ character rules and the error tree. The rooms:
   knowledge file read once, one digest) and the request that shows it whole;
 * ``review``: what approving an agent file covers, read by the gate's own reading for
   an operator who pins it without a prompt;
-* ``compose``: composable agent directories (agent-cortex), read and composed;
+* ``compose``: composable agent directories (agent-cortex), composed and checked:
+  ``compose_read`` reads the folder (and ``frontmatter.json``), ``compose_tokens``
+  substitutes the tokens, ``compose_emit`` writes the frontmatter as safe YAML;
 * ``directory``: which folders are agents, and validating them
   (``validate_agent_directory``);
 * the command line for agent files lives with the rest of it, in ``skillguard._cli``.

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from skillguard._agents.compose import (
+from skillguard._agents.compose import compose_in
+from skillguard._agents.compose_read import (
     AGENT_FILE,
     DEFAULT_COMPOSE_LIMITS,
     FRONTMATTER_FILE,
     ComposeLimits,
-    compose_in,
     harness_folders,
 )
 from skillguard._agents.tokenmap import EMPTY_TOKEN_MAP, TokenMap

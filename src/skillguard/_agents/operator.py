@@ -31,7 +31,7 @@ from skillguard._agents.resolve import AgentContext
 from skillguard._core.errors import MalformedSkillError, SkillInputError, safe_repr
 from skillguard._fs.containment import SafeRoot
 from skillguard._fs.paths import display_path
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
     from skillguard._core.limits import Limits

@@ -39,7 +39,7 @@ among them), or a control that some readers take for a line break (T115), is ref
 under the ``strict`` profile, with its line and column, and reported by a
 ``hidden_character`` warning under ``compat``; the envelope then
 shows it escaped (``_text.reveal``), never raw (T71). The check is the skills' own
-(``_parse.hidden_in_body``), so the two bodies follow one rule.
+(``_skills.document.hidden_in_body``), so the two bodies follow one rule.
 
 ``parse_agent`` returns an ``AgentDefinition`` or raises ``MalformedSkillError`` (and
 ``SkillUsageError`` for bad arguments); any other exception is a bug.
@@ -57,7 +57,7 @@ from skillguard._core.errors import MalformedSkillError, safe_repr
 from skillguard._core.model import EMPTY_MAP, FrozenMap, Profile, SkillWarning, YamlValue
 from skillguard._core.text import find_hidden
 from skillguard._core.tool_rules import check_rule, split_tools
-from skillguard._skills.parse import hidden_in_body, read_document
+from skillguard._skills.document import hidden_in_body, read_document
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping

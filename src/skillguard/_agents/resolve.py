@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from skillguard._agents.compose import DEFAULT_COMPOSE_LIMITS, ComposeLimits, compose_in
+from skillguard._agents.compose import compose_in
+from skillguard._agents.compose_read import DEFAULT_COMPOSE_LIMITS, ComposeLimits
 from skillguard._agents.envelope import agent_envelope
 from skillguard._agents.parse import AgentDefinition, parse_agent
 from skillguard._agents.tokenmap import EMPTY_TOKEN_MAP, TokenMap, parse_token_map
@@ -62,7 +63,8 @@ from skillguard._core.strict_yaml import decode_utf8
 from skillguard._core.text import reveal
 from skillguard._fs.containment import SafeRoot
 from skillguard._fs.paths import split_name
-from skillguard._skills.parse import is_valid_name
+from skillguard._fs.walk import Resolver
+from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
     import os

@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from skillguard._agents.compose import DEFAULT_COMPOSE_LIMITS, ComposedAgent, compose_in
+from skillguard._agents.compose import ComposedAgent, compose_in
+from skillguard._agents.compose_read import DEFAULT_COMPOSE_LIMITS
 from skillguard._agents.directory import AgentFolder, SkippedAgent, agent_folders, validate_agent
 from skillguard._agents.tokenmap import EMPTY_TOKEN_MAP, SLUG, TokenMap, parse_token_map
 from skillguard._core.errors import SkillError, SkillNotFoundError, SkillUsageError

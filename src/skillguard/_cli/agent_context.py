@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import attrs
 
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESOLUTION_OPTIONS",
     "Resolution",
-    "add_agent_command",
+    "add_agent_actions",
     "add_resolution_options",
     "resolution",
     "run_agent_command",
@@ -191,13 +191,9 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--audit-key-file", help="key the audit records (HMAC)")
 
 
-def add_agent_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
-    """Register ``agent context`` for ``--help``; ``run_agent_context`` parses it."""
-    agent = commands.add_parser(
-        "agent",
-        help="resolve, compose and validate agent definition files",
-        description="Resolve, compose and validate agent definition files (seeds 000, 001).",
-    )
+def add_agent_actions(agent: argparse.ArgumentParser) -> None:
+    """Register ``agent context`` for ``--help`` (``run_agent_context`` parses it), and
+    ``agent compose`` and ``agent validate``, under the ``agent`` command's parser."""
     actions = agent.add_subparsers(dest="action", required=True)
     context = actions.add_parser("context", help=_CONTEXT_HELP, description=_CONTEXT_DESCRIPTION)
     _options(context)

@@ -34,9 +34,10 @@ from skillguard._fs.operator import read_operator_bytes, same_file, stream_lines
 from skillguard._fs.write import write_atomic
 from skillguard._skills.approval import deny_all, make_request
 from skillguard._skills.console import ConsoleApprover, render_file, render_request
-from skillguard._skills.discover import SkillRoots, aide_roots, default_roots, source_folder
+from skillguard._skills.discover import SkillRoots, source_folder
 from skillguard._skills.embedded import EmbeddedSkills
 from skillguard._skills.policy import AllowPolicy
+from skillguard._skills.roots import aide_roots, default_roots
 from skillguard._skills.select import SelectionRegistry
 from skillguard._skills.snapshot import Snapshot, read_verified, take_snapshot
 from skillguard._skills.truststore import TrustStore

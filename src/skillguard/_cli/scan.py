@@ -22,7 +22,7 @@ from skillguard._core.errors import (
 )
 from skillguard._fs.containment import SKILL_FILE, SafeRoot, Skipped
 from skillguard._fs.paths import split_operator_path
-from skillguard._skills.discover import (
+from skillguard._skills.walk import (
     FolderHit,
     find_skill_folders,
     is_case_variant,

@@ -30,7 +30,8 @@ from skillguard._core.model import FrozenMap
 from skillguard._core.text import terminal_line, terminal_safe
 from skillguard._fs.containment import SKILL_FILE
 from skillguard._fs.paths import display_path, split_operator_path
-from skillguard._skills.parse import check_skill, frontmatter_fields
+from skillguard._skills.document import frontmatter_fields
+from skillguard._skills.parse import check_skill
 from skillguard._skills.render import catalog_xml
 
 if TYPE_CHECKING:

@@ -3,14 +3,12 @@
 Rules (threat-model.md T10, T15-T21):
 
 * Every file access goes through ``SafeRoot``; this module only decides what to
-  look at and what to report.
+  look at and what to report (``walk`` finds the folders).
 * Roots are ordered. The first root (and, within a root, the first folder in sorted
   order) that holds a skill name wins; every later skill of that name is reported as
   shadowed, never merged and never silently replaced.
 * A skill is a folder holding ``SKILL.md``; its folder name is its identifier and
-  must equal the frontmatter ``name`` (``parse_skill(expected_name=...)``). A skill
-  folder is not searched for nested skills. ``.git`` and ``node_modules`` are not
-  searched, but one that itself holds ``SKILL.md`` is read like any skill folder (T108).
+  must equal the frontmatter ``name`` (``parse_skill(expected_name=...)``).
 * Symlinks are refused everywhere, except a symlinked skill folder directly under a
   root whose target resolves inside one of ``trusted_link_targets``: that target
   becomes a ``SafeRoot`` of its own (with no further links), and a folder reached twice
@@ -19,12 +17,13 @@ Rules (threat-model.md T10, T15-T21):
 * Tier 1 is metadata (``SkillMeta``), tier 2 the parsed body (``SkillRoots.load``),
   tier 3 the skill's files (``SkillRoots.resources`` and ``read_resource``), read-only
   and each bounded by ``Limits``.
+
+The conventional roots (``default_roots``, ``aide_roots``) are in ``roots``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 import attrs
@@ -36,51 +35,28 @@ from skillguard._core.errors import (
     SkillUsageError,
 )
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
-from skillguard._fs.containment import SKILL_FILE, Entry, SafeRoot, Skipped, open_trusted_target
+from skillguard._fs.containment import SKILL_FILE, SafeRoot, Skipped, open_trusted_target
 from skillguard._fs.paths import display_path, join_relative, operator_path, split_name
 from skillguard._skills.parse import parse_skill
+from skillguard._skills.walk import FolderHit, find_skill_folders, list_resources, try_skill
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
     from types import TracebackType
 
     from skillguard._core.model import Profile, Skill, SkillWarning
+    from skillguard._skills.walk import Resources
 
 __all__ = [
-    "EXCLUDED_DIRS",
-    "PROJECT_ROOTS",
-    "USER_ROOTS_ENV",
     "Discovery",
-    "FolderHit",
-    "Resource",
-    "Resources",
     "RootPath",
     "Shadowed",
     "SkillMeta",
     "SkillRoots",
     "SkippedEntry",
-    "aide_roots",
-    "default_roots",
     "discover",
-    "find_skill_folders",
-    "is_case_variant",
-    "list_resources",
     "source_folder",
-    "wrong_case_entry",
 ]
-
-# Folders that hold tooling, never skills, and can be huge; skipping them is documented.
-EXCLUDED_DIRS = frozenset({".git", "node_modules"})
-# The conventional project roots of the agent harnesses, in precedence order.
-PROJECT_ROOTS = (
-    ".agents/skills",
-    ".claude/skills",
-    ".github/skills",
-    ".cursor/skills",
-    ".codex/skills",
-)
-USER_ROOTS_ENV = "SKILLGUARD_USER_SKILLS"
-_RESOURCE_SLOTS = ("scripts", "references", "assets")
 
 
 @attrs.frozen
@@ -107,97 +83,6 @@ def _is_paths(value: object, *, allow: tuple[type, ...]) -> bool:
     )
 
 
-def _root_arguments(
-    project: object, home: object, environ: object
-) -> tuple[str, str, Mapping[str, str]]:
-    """The project folder, the user's home and the environment, checked: raises
-    ``SkillUsageError`` for a project or home that is not a path, or an environ that
-    is not a mapping."""
-    if project is not None and not isinstance(project, (str, os.PathLike)):
-        raise SkillUsageError("bad_argument", "project must be a path")
-    if home is not None and not isinstance(home, (str, os.PathLike)):
-        raise SkillUsageError("bad_argument", "home must be a path")
-    if environ is not None and not isinstance(environ, Mapping):
-        raise SkillUsageError("bad_argument", "environ must be a mapping")
-    env: Mapping[str, str] = os.environ if environ is None else environ
-    base = operator_path(project, "project") if project is not None else "."
-    user_home = os.path.expanduser(operator_path(home, "home") if home is not None else "~")
-    return base, user_home, env
-
-
-def _variable(env: Mapping[str, str], name: str) -> str | None:
-    value = env.get(name)
-    if value is not None and not isinstance(value, str):
-        raise SkillUsageError("bad_argument", f"environ[{name!r}] must be a str")
-    return value
-
-
-def default_roots(
-    project: str | os.PathLike[str] | None = None,
-    *,
-    home: str | os.PathLike[str] | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> list[RootPath]:
-    """The conventional skill roots for *project* and the user, in precedence order.
-
-    Project roots first (``.agents/skills``, ``.claude/skills``, ``.github/skills``,
-    ``.cursor/skills``, ``.codex/skills`` under *project*, by default the current
-    folder), each opened beneath the project folder with no symlink followed; then the
-    user's ``~/.agents/skills`` (the user's own, resolved as given). The environment
-    variable ``SKILLGUARD_USER_SKILLS`` replaces the user root with its own list of
-    folders (separated by ``os.pathsep``); set to the empty string, it removes it. A
-    leading ``~`` in a user root is the user's home (*home* when given), as a shell
-    would read it: ``SKILLGUARD_USER_SKILLS="~/skills"`` set from a config file that
-    no shell expanded must not become a folder named ``~`` below the working folder.
-    """
-    base, user_home, env = _root_arguments(project, home, environ)
-    roots = [RootPath(base, relative) for relative in PROJECT_ROOTS]
-    override = _variable(env, USER_ROOTS_ENV)
-    if override is not None:
-        roots.extend(
-            RootPath(_expand_home(folder, user_home))
-            for folder in override.split(os.pathsep)
-            if folder
-        )
-    else:
-        roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
-    return roots
-
-
-# Seed 003's root list, in its precedence order; its user root is AIDE_SKILLS_ROOT.
-AIDE_PROJECT_ROOTS = (
-    "skills/packs",
-    ".agents/skills",
-    ".github/skills",
-    ".claude/skills",
-    ".cursor/skills",
-    ".codex/skills",
-)
-AIDE_USER_ROOT_ENV = "AIDE_SKILLS_ROOT"
-
-
-def aide_roots(
-    project: str | os.PathLike[str] | None = None,
-    *,
-    home: str | os.PathLike[str] | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> list[RootPath]:
-    """Seed 003's named preset of roots, in precedence order: ``skills/packs``,
-    ``.agents/skills``, ``.github/skills``, ``.claude/skills``, ``.cursor/skills`` and
-    ``.codex/skills`` under *project* (each opened beneath it, no symlink followed),
-    then the user root: the folder ``AIDE_SKILLS_ROOT`` names (one folder; a leading
-    ``~`` is the home folder), else ``~/.agents/skills``. Raises ``SkillUsageError``
-    for an argument that is not a path."""
-    base, user_home, env = _root_arguments(project, home, environ)
-    roots = [RootPath(base, relative) for relative in AIDE_PROJECT_ROOTS]
-    override = _variable(env, AIDE_USER_ROOT_ENV)
-    if override:
-        roots.append(RootPath(_expand_home(override, user_home)))
-    else:
-        roots.append(RootPath(os.path.join(user_home, ".agents", "skills")))
-    return roots
-
-
 def source_folder(root: str, location: str) -> str:
     """A skill folder's absolute path as text: the source a pin is keyed by.
 
@@ -206,13 +91,6 @@ def source_folder(root: str, location: str) -> str:
     """
     joined = os.path.join(root, location) if location else root
     return display_path(os.path.abspath(joined))
-
-
-def _expand_home(folder: str, user_home: str) -> str:
-    if folder == "~" or folder.startswith("~/"):
-        return user_home + folder[1:]
-    # "~other/skills" names another user's home, which only the OS can look up.
-    return os.path.expanduser(folder)
 
 
 # -- values --------------------------------------------------------------------------
@@ -267,197 +145,6 @@ class Discovery:
 
     def names(self) -> tuple[str, ...]:
         return tuple(skill.name for skill in self.skills)
-
-
-@attrs.frozen
-class Resource:
-    """A file of a skill (tier 3): its path in the skill folder, slot and size.
-
-    ``slot`` is ``scripts``, ``references``, ``assets`` or ``other``; every slot is
-    read-only.
-    """
-
-    path: str
-    slot: str
-    size: int
-    access: Literal["read_only"] = "read_only"
-
-
-@attrs.frozen
-class Resources:
-    files: tuple[Resource, ...]
-    skipped: tuple[Skipped, ...]
-    # The resource slot folders (``scripts``, ``references``, ``assets``) the skill
-    # folder holds, empty ones included: a tool descriptor has a slot for each.
-    folders: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class FolderHit:
-    """A folder holding ``SKILL.md``, with the bytes read or the error met."""
-
-    location: str
-    raw: bytes | None = None
-    error: SkillError | None = None
-
-
-# -- walking -------------------------------------------------------------------------
-
-
-def _try_skill(root: SafeRoot, location: str, cap: int) -> FolderHit | None:
-    """Read ``location/SKILL.md``; ``None`` when there is no such entry at all."""
-    try:
-        raw = root.read_skill_file(location, cap=cap)
-    except SkillNotFoundError as exc:
-        if exc.code == "missing":
-            return None
-        return FolderHit(location, error=exc)
-    except SkillError as exc:
-        return FolderHit(location, error=exc)
-    return FolderHit(location, raw=raw)
-
-
-def find_skill_folders(
-    root: SafeRoot, *, max_depth: int, max_dirs: int, limits: Limits
-) -> Iterator[FolderHit | Skipped]:
-    """Depth-first, in sorted order: every skill folder under *root*, and every entry
-    that could have been one but was not searched (symlinks, bad names, folders past
-    *max_depth* or *max_dirs*, folders that could not be listed)."""
-    cap = limits.max_skill_bytes
-    hit = _try_skill(root, "", cap)
-    if hit is not None:
-        yield hit
-        return
-    folders = 0
-    # Each frame: (folder, depth, its entries in name order, still to visit).
-    stack: list[tuple[str, int, Iterator[Entry | Skipped]]] = []
-    opened = _listing(root, "", limits)
-    if isinstance(opened, Skipped):
-        yield opened
-        return
-    stack.append(("", 0, opened))
-    while stack:
-        location, depth, pending = stack[-1]
-        item = next(pending, None)
-        if item is None:
-            stack.pop()
-            continue
-        if isinstance(item, Skipped):
-            if item.entry in ("dir", "link", "") or item.code == "too_many_entries":
-                yield item
-            elif is_case_variant(item.path.rsplit("/", 1)[-1]):
-                # A FIFO or hard link named skill.md is a case variant all the same: a
-                # skill its author expects to be loaded, never passed by (T94).
-                yield wrong_case_entry(item.path, item.path.rsplit("/", 1)[-1])
-            continue
-        child = join_relative(location, item.name)
-        if item.kind != "dir":
-            # A folder reached here holds no SKILL.md (it would have been a hit), so a
-            # case variant such as skill.md is a skill its author expects to be loaded
-            # and that this loader never will: say so rather than pass it by (T94).
-            if is_case_variant(item.name):
-                yield wrong_case_entry(child, item.name)
-            continue
-        if item.name in EXCLUDED_DIRS:
-            # A tooling folder is not searched, but one that holds a SKILL.md of its own
-            # is a skill folder that other tools load: it is checked like any other,
-            # never passed by in silence (T108).
-            hit = _try_skill(root, child, cap) if depth + 1 <= max_depth else None
-            if hit is not None:
-                yield hit
-            continue
-        if depth + 1 > max_depth:
-            yield Skipped(child, "too_deep", f"deeper than {max_depth} levels", entry="dir")
-            continue
-        folders += 1
-        if folders > max_dirs:
-            reason = f"more than {max_dirs} folders in this root; the rest were not searched"
-            yield Skipped(child, "too_many_entries", reason, entry="dir")
-            return
-        hit = _try_skill(root, child, cap)
-        if hit is not None:
-            yield hit
-            continue
-        listed = _listing(root, child, limits)
-        if isinstance(listed, Skipped):
-            yield listed
-        else:
-            stack.append((child, depth + 1, listed))
-
-
-def is_case_variant(name: str) -> bool:
-    """Whether *name* is ``SKILL.md`` spelled in another case, such as ``skill.md``."""
-    return name != SKILL_FILE and name.casefold() == SKILL_FILE.casefold()
-
-
-def wrong_case_entry(path: str, name: str) -> Skipped:
-    reason = f"{name!r} is not {SKILL_FILE!r}: the file name is case-sensitive"
-    return Skipped(path, "wrong_case_skill_file", reason, "not_found", entry="file")
-
-
-def _listing(root: SafeRoot, location: str, limits: Limits) -> Iterator[Entry | Skipped] | Skipped:
-    """The entries of *location* and its skipped items, merged in name order."""
-    try:
-        listing = root.list_dir(location, max_entries=limits.max_dir_entries)
-    except SkillError as exc:
-        return Skipped(location, exc.code, exc.reason, exc.kind, entry="dir")
-    prefix = f"{location}/" if location else ""
-    merged: list[tuple[str, Entry | Skipped]] = [(entry.name, entry) for entry in listing.entries]
-    merged.extend((item.path.removeprefix(prefix), item) for item in listing.skipped)
-    merged.sort(key=lambda pair: pair[0])
-    return iter([item for _, item in merged])
-
-
-def list_resources(root: SafeRoot, folder: str, *, limits: Limits) -> Resources:
-    """Tier 3: the files of the skill in *folder* (``SKILL.md`` itself excluded),
-    bounded by ``Limits.max_resource_files`` (files, and folders too: empty folders
-    cost a listing each) and ``max_resource_depth``; the entries not taken are bounded
-    by ``max_dir_entries``. Whatever a bound stops is a ``too_many_entries`` entry."""
-    files: list[Resource] = []
-    skipped: list[Skipped] = []
-    folders = 0
-    slot_folders: list[str] = []
-    stack: list[tuple[str, int]] = [("", 0)]
-    prefix = f"{folder}/" if folder else ""
-    while stack:
-        inner, depth = stack.pop()
-        listing = root.list_dir(join_relative(folder, inner), max_entries=limits.max_dir_entries)
-        skipped.extend(attrs.evolve(s, path=s.path.removeprefix(prefix)) for s in listing.skipped)
-        if len(skipped) > limits.max_dir_entries:
-            del skipped[limits.max_dir_entries :]
-            reason = f"more than {limits.max_dir_entries} entries not taken; the rest not listed"
-            skipped.append(Skipped(inner, "too_many_entries", reason, entry="dir"))
-            break
-        children: list[tuple[str, int]] = []
-        for entry in listing.entries:
-            path = join_relative(inner, entry.name)
-            if entry.kind == "dir":
-                if not inner and entry.name in _RESOURCE_SLOTS:
-                    slot_folders.append(entry.name)
-                if depth + 1 >= limits.max_resource_depth:
-                    reason = f"deeper than {limits.max_resource_depth} levels"
-                    skipped.append(Skipped(path, "too_deep", reason, entry="dir"))
-                elif folders >= limits.max_resource_files:
-                    reason = f"more than {limits.max_resource_files} folders in the skill"
-                    skipped.append(Skipped(path, "too_many_entries", reason, entry="dir"))
-                else:
-                    folders += 1
-                    children.append((path, depth + 1))
-                continue
-            if not inner and entry.name == SKILL_FILE:
-                continue
-            if len(files) >= limits.max_resource_files:
-                reason = f"more than {limits.max_resource_files} files in the skill"
-                skipped.append(Skipped(path, "too_many_entries", reason, entry="file"))
-                stack.clear()
-                break
-            top = path.split("/", 1)[0]
-            slot = top if top in _RESOURCE_SLOTS and "/" in path else "other"
-            files.append(Resource(path, slot, entry.size))
-        stack.extend(reversed(children))
-    files.sort(key=lambda resource: resource.path)
-    slots = tuple(slot for slot in _RESOURCE_SLOTS if slot in slot_folders)
-    return Resources(tuple(files), tuple(skipped), slots)
 
 
 # -- roots ---------------------------------------------------------------------------
@@ -654,7 +341,7 @@ class SkillRoots:
             state.skip(label, link.path, "containment", "symlink", reason)
             return
         self._linked.append(linked)
-        hit = _try_skill(linked, "", self.limits.max_skill_bytes)
+        hit = try_skill(linked, "", self.limits.max_skill_bytes)
         if hit is None:
             state.skip(label, link.path, "not_found", "no_skill", f"no {SKILL_FILE} in the target")
             return

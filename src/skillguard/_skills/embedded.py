@@ -8,7 +8,6 @@ bug: construction fails with its typed error instead of skipping it.
 
 from __future__ import annotations
 
-import importlib.resources
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -16,8 +15,9 @@ from skillguard._core.errors import SkillNotFoundError, SkillUsageError, input_e
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
 from skillguard._core.model import Skill
 from skillguard._fs.paths import display_path
-from skillguard._skills.discover import _RESOURCE_SLOTS, SkillRoots
+from skillguard._skills.discover import SkillRoots
 from skillguard._skills.parse import parse_skill
+from skillguard._skills.walk import _RESOURCE_SLOTS
 
 if TYPE_CHECKING:
     import os
@@ -115,6 +115,10 @@ class EmbeddedSkills:
     ) -> EmbeddedSkills:
         if not isinstance(package, str) or not isinstance(folder, str):
             raise SkillUsageError("bad_argument", "package and folder must be str")
+        # Imported here: importlib.resources brings pathlib, tempfile and shutil, which
+        # only this constructor needs (``import skillguard`` stays cheap).
+        import importlib.resources  # noqa: PLC0415
+
         try:
             base = importlib.resources.files(package).joinpath(folder)
             entries = sorted(base.iterdir(), key=lambda item: item.name)

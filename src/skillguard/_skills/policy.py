@@ -43,7 +43,7 @@ from skillguard._core.limits import Limits
 from skillguard._core.strict_yaml import load_document
 from skillguard._fs.operator import read_operator_bytes
 from skillguard._fs.paths import operator_path
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
     import os

@@ -38,8 +38,8 @@ from skillguard._core.errors import (
 )
 from skillguard._fs.containment import SKILL_FILE, Skipped
 from skillguard._fs.paths import join_relative, split_name
-from skillguard._skills.discover import list_resources
 from skillguard._skills.parse import parse_skill
+from skillguard._skills.walk import list_resources
 
 if TYPE_CHECKING:
     from skillguard._core.limits import Limits

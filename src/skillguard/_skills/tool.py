@@ -35,7 +35,7 @@ from skillguard._core.errors import (
     safe_repr,
 )
 from skillguard._core.strict_json import StrictJSONError, loads_strict
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 
 __all__ = ["MAX_ARGUMENT_BYTES", "TOOL_NAME", "ToolInfo", "execution_id", "requested_name"]
 

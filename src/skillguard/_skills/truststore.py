@@ -37,7 +37,7 @@ from skillguard._fs.operator import read_operator_bytes
 from skillguard._fs.paths import operator_path, split_name
 from skillguard._fs.write import FileLock, sweep_temporaries, write_atomic
 from skillguard._skills.approval import ApprovalError, ApprovalRequest, Decision, deny_all
-from skillguard._skills.parse import is_valid_name
+from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
     import os

@@ -17,7 +17,8 @@ list that a cloned repository controls. This package is its public API; the skil
 
 from __future__ import annotations
 
-from skillguard._agents.compose import ComposedAgent, ComposeLimits, compose
+from skillguard._agents.compose import ComposedAgent, compose
+from skillguard._agents.compose_read import ComposeLimits
 from skillguard._agents.directory import AgentFinding, AgentValidation, validate_agent_directory
 from skillguard._agents.envelope import agent_error_code
 from skillguard._agents.gate import ServedAgentContext

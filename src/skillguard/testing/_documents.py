@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from skillguard._core.limits import Limits
-from skillguard._skills.parse import FORBIDDEN_CHARS, LINE_BREAK_CONTROLS
+from skillguard._skills.document import FORBIDDEN_CHARS, LINE_BREAK_CONTROLS
 
 __all__ = [
     "YAML_ALPHABET",
