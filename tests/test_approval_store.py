@@ -451,3 +451,34 @@ def test_t182_temporaries_of_writers_killed_mid_pin_go_on_the_next_write(tmp_pat
     assert link.is_symlink()
     assert target.read_text() == "not skillguard's"
     assert len(TrustStore(store).pins()) == 2
+
+
+def test_t210_a_temporary_named_with_a_pid_no_process_can_have_never_breaks_a_pin(
+    tmp_path: Path,
+) -> None:
+    # Ten digits pass the temporaries' pattern, but kill() takes a C int: a name a
+    # repository (or a teammate) commits beside the store, with a pid past 2**31 - 1,
+    # made every pin raise OverflowError, and the human's approval was recorded as
+    # "no valid answer".
+    workspace = write_skill(tmp_path / "ws")
+    planted = [tmp_path / f".trust.json.{pid}.1.tmp" for pid in (2**31, 9_999_999_999)]
+    for path in planted:
+        path.write_text("not a writer's")
+    store = TrustStore(tmp_path / "trust.json")
+    log = tmp_path / "audit.jsonl"
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[workspace],
+        approver=store.approver(Human()),
+        audit=AuditLog(log),
+    )
+    assert loader.bind("planner").load("notes").body == "Notes.\n"
+    events = [(r["event"], r.get("approver")) for r in audit_records(log)]
+    assert events == [
+        ("approval_requested", None),
+        ("approval_granted", "alice"),
+        ("load_granted", "alice"),
+    ]
+    assert [pin.by for pin in store.pins()] == ["alice"]
+    # No process can have such a pid: no skillguard writer wrote these, and they stay.
+    assert all(path.read_text() == "not a writer's" for path in planted)

@@ -23,7 +23,8 @@ but a regular file. The folder they are in may still hold what someone else put 
   called by a writer that holds the lock every writer of that file takes (the trust
   store's): only names of exactly that file's pattern, only regular files (a symlink
   named like a temporary is left alone, and nothing is ever opened through it), and
-  only when no process has the pid the name carries (``kill(pid, 0)`` says ``ESRCH``).
+  only when no process has the pid the name carries (``kill(pid, 0)`` says ``ESRCH``;
+  a pid no process can have, 0 or past ``2**31 - 1``, is no writer's: it stays).
   A pid the kernel has given to a new process since keeps its temporary until that
   process is gone too: a leftover costs a few bytes, while removing a live writer's
   temporary would fail its write. The lock is the first guard (no writer that takes it
@@ -56,8 +57,10 @@ _LOCK_FLAGS = os.O_RDWR | os.O_CREAT
 CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 # A pid is at most 2**22 on Linux and below 2**31 everywhere; a thread id is an
-# unsigned long. Longer runs of digits are not a temporary skillguard wrote.
+# unsigned long. Longer runs of digits, or larger pids, are not a temporary skillguard
+# wrote (and kill() takes a C int: a larger pid raises OverflowError, T210).
 _PID_DIGITS = 10
+_MAX_PID = 2**31 - 1
 _TID_DIGITS = 20
 
 
@@ -133,8 +136,9 @@ def write_atomic(path: str, data: bytes) -> None:
 
 def _pid_gone(pid: int) -> bool:
     """Whether no process has *pid* now. ``EPERM`` is another user's live process."""
-    if pid <= 0:
-        return False  # kill() would name a process group, never one writer
+    if not 0 < pid <= _MAX_PID:
+        # 0 would name a process group; past a C int, no process has it (T210).
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
