@@ -454,3 +454,47 @@ def test_t191_a_repair_that_cannot_write_changes_nothing_and_can_be_run_again(
     assert path.read_bytes() == before
     AuditLog.repair(path)
     assert verify(path).intact  # type: ignore[attr-defined]
+
+
+def test_t211_a_torn_tail_does_not_hide_records_deleted_before_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The host shipped the count (6 lines); someone deletes the last two records and
+    # leaves a fragment where they were: the expected count still finds them missing,
+    # in every reader, rather than a torn tail that repair is said to mend.
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 5)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-2]) + b'{"code":')
+    result = verify(path)
+    assert result.status == TORN  # type: ignore[attr-defined]
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        counted = verify_records(stream, expected_records=6)
+    assert (counted.status, counted.line, counted.records) == ("tampered", 5, 4)
+    assert counted.reason == "2 records missing at the end, and the last line is torn"
+    code, out, _ = run(capsys, "audit", "verify", str(path), "--expect-records", "6")
+    assert (code, out) == (
+        1,
+        "tampered: line 5: 2 records missing at the end, and the last line is torn\n",
+    )
+    other = tmp_path / "other.jsonl"
+    write_log(other, 1)
+    code, out, _ = run(
+        capsys, "audit", "verify", str(other), str(path), "--expect-records", "2",
+        "--expect-records", "6",
+    )  # fmt: skip
+    assert code == 1
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        reported, page = render_audit_report(stream, expected_records=6)
+    assert reported.status == "tampered"
+    assert 'data-state="torn-tail"' not in page
+    # Fewer lines than the torn one are more records than expected: tampering too.
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        fewer = verify_records(stream, expected_records=3)
+    assert (fewer.status, fewer.reason) == (
+        "tampered",
+        "1 records more than expected, and the last line is torn",
+    )
+    # The count a writer cut short leaves (its record never counted) is a torn tail.
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        assert verify_records(stream, expected_records=4).status == TORN

@@ -128,7 +128,7 @@ def _repair(file: AppendFile, name: str, key: bytes | None) -> dict[str, object]
 def _torn_offset(checker: _Checker, stopped: Verification | None) -> int:
     """Where the torn tail starts; ``AuditError`` when the log has none to mend."""
     if stopped is None:
-        result = checker.finish(None)
+        result = checker.finish()
         reason = (
             f"the audit log is intact ({result.records} records): there is nothing to repair"
             if result.intact
