@@ -482,3 +482,47 @@ def test_t210_a_temporary_named_with_a_pid_no_process_can_have_never_breaks_a_pi
     assert [pin.by for pin in store.pins()] == ["alice"]
     # No process can have such a pid: no skillguard writer wrote these, and they stay.
     assert all(path.read_text() == "not a writer's" for path in planted)
+
+
+PIN_BESIDE_A_MOUNT = """
+import json, sys
+from skillguard import ApprovalError, TrustStore
+try:
+    TrustStore(sys.argv[1]).pin("notes", "ab" * 32, "op", source="/w/n", skill_sha256="ab" * 32)
+    print(json.dumps("pinned"))
+except ApprovalError as exc:
+    print(json.dumps(f"{exc.code}: {exc.reason}"))
+"""
+
+
+def test_t212_a_temporary_that_cannot_be_removed_never_stops_a_pin(tmp_path: Path) -> None:
+    # A dead writer's temporary that unlink refuses: in a shared folder with the sticky
+    # bit (/tmp, a team folder), one a teammate planted is theirs and EPERM; here, as a
+    # test can make it anywhere, a mount point (EBUSY). Either made every pin fail.
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) to make a bind mount without touching the host")
+    store = tmp_path / "trust.json"
+    planted = tmp_path / f".trust.json.{2**22 + 1}.1.tmp"  # past any pid_max: no process
+    planted.write_text("a dead writer's, or so its name says")
+    source = tmp_path / "mounted"
+    source.write_text("mounted over it")
+    script = tmp_path / "pin.py"
+    script.write_text(PIN_BESIDE_A_MOUNT)
+    command = f'mount --bind "$2" "$3" && exec "{sys.executable}" "{script}" "$1"'
+    done = subprocess.run(
+        [
+            *(unshare, "--mount", "--map-root-user", "--propagation", "private"),
+            *("sh", "-c", command, "sh", str(store), str(source), str(planted)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0 and ("mount" in done.stderr or "unshare" in done.stderr):
+        pytest.skip(f"this system does not allow a bind mount in a namespace: {done.stderr}")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == "pinned"
+    assert [pin.source for pin in TrustStore(store).pins()] == ["/w/n"]
+    assert planted.read_text() == "a dead writer's, or so its name says"  # left as it was

@@ -27,9 +27,11 @@ but a regular file. The folder they are in may still hold what someone else put 
   a pid no process can have, 0 or past ``2**31 - 1``, is no writer's: it stays).
   A pid the kernel has given to a new process since keeps its temporary until that
   process is gone too: a leftover costs a few bytes, while removing a live writer's
-  temporary would fail its write. The lock is the first guard (no writer that takes it
-  is between creating and renaming), the pid the second (a writer that lost its lock,
-  on a file system whose locks are local to one host).
+  temporary would fail its write. One that cannot be removed (another user's, in a
+  folder with the sticky bit) stays too: the sweep never fails the write (T212). The
+  lock is the first guard (no writer that takes it is between creating and renaming),
+  the pid the second (a writer that lost its lock, on a file system whose locks are
+  local to one host).
 """
 
 from __future__ import annotations
@@ -152,7 +154,8 @@ def sweep_temporaries(path: str) -> int:
     """Remove the temporaries that dead writers of *path* left beside it; how many.
 
     Call it only while holding the lock every writer of *path* takes (the module's
-    rules say which names go and why). Raises ``OSError`` when the folder cannot be
+    rules say which names go and why). A name that cannot be removed stays: a leftover
+    never stops the write that follows. Raises ``OSError`` when the folder cannot be
     listed.
     """
     folder, name = _split(path)
@@ -180,7 +183,9 @@ def sweep_temporaries(path: str) -> int:
                 # unlink never follows a link: even an entry swapped for one since the
                 # lstat above would be the link itself, never what it points at.
                 os.unlink(candidate, dir_fd=dir_fd)
-            except FileNotFoundError:
+            except OSError:
+                # Gone already, or not ours to remove (another user's file in a sticky
+                # folder, a mount point): it stays, and the write goes on (T212).
                 continue
             removed += 1
     finally:
