@@ -498,3 +498,28 @@ def test_t211_a_torn_tail_does_not_hide_records_deleted_before_it(
     # The count a writer cut short leaves (its record never counted) is a torn tail.
     with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
         assert verify_records(stream, expected_records=4).status == TORN
+
+
+def test_t213_a_repair_that_fills_the_disk_mid_record_leaves_the_torn_bytes_as_they_were(
+    tmp_path: Path,
+) -> None:
+    # The record is longer than the torn bytes it replaces: on a full disk (a file size
+    # limit here) its write stops part way, past the torn bytes' end. The log used to
+    # keep the record's first bytes in place of the torn ones, so the next repair
+    # found the side file "not a file of the torn bytes" and refused, and the message
+    # said to move away the only copy of what was lost.
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 2)
+    offset = path.stat().st_size
+    kill_mid_append(path, None, 30)
+    before = path.read_bytes()
+    side = tmp_path / f"audit.jsonl.torn-{offset}"
+    assert repair_under_a_limit(path, offset + 100) == [
+        "write_failed",
+        f"cannot write the log_recovered record to {path}: File too large (EFBIG)",
+    ]
+    assert path.read_bytes() == before
+    assert side.read_bytes() == before[offset:]
+    record = AuditLog.repair(path)
+    assert record["sha256"] == hashlib.sha256(before[offset:]).hexdigest()
+    assert verify(path).intact  # type: ignore[attr-defined]

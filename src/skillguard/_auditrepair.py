@@ -25,6 +25,8 @@ so every audited load is denied until the log is mended. Rules (threat-model.md 
   crash between the two leaves the record followed by a shorter torn tail, which a
   second repair moves aside; never the log without the record. The record says what
   was lost: the side file, the number of bytes, their sha256, and where they were.
+  A record that cannot be written whole (a full disk) puts the torn bytes back, so the
+  side file still holds exactly them and the next repair uses it (T213).
   It is also emitted on the ``skillguard.audit`` logger.
 """
 
@@ -116,7 +118,7 @@ def _repair(file: AppendFile, name: str, key: bytes | None) -> dict[str, object]
     }
     data, _, _ = chain([record], checker.count - 1, checker.prev, key)
     try:
-        file.replace_tail(offset, data)
+        file.replace_tail(offset, data, old=torn)
     except OSError as exc:
         raise _os_failure(
             "write_failed", "cannot write the log_recovered record to", name, exc

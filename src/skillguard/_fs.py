@@ -1076,24 +1076,33 @@ class AppendFile:
         while view:
             view = view[os.write(self._fd, view) :]
 
-    def replace_tail(self, offset: int, data: bytes) -> None:
-        """Write *data* over the file from *offset*, cut the file just after it, and
-        sync. The one write that is not an append (``audit repair``): the new bytes are
-        written before the old ones are cut, so a crash between the two leaves them
-        both, never neither."""
+    def replace_tail(self, offset: int, data: bytes, *, old: bytes) -> None:
+        """Write *data* over the file's last bytes, *old* at *offset*, cut the file just
+        after it, and sync. The one write that is not an append (``audit repair``): the
+        new bytes are written before the old ones are cut, so a crash between the two
+        leaves them both, never neither; a write that fails part way (a full disk, when
+        *data* is longer than *old*) puts *old* back, since it fitted before (T213)."""
         flags = fcntl.fcntl(self._fd, fcntl.F_GETFL)
         # pwrite on a descriptor opened O_APPEND writes at the end on Linux.
         fcntl.fcntl(self._fd, fcntl.F_SETFL, flags & ~os.O_APPEND)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.pwrite(self._fd, view, offset)
-                view = view[written:]
-                offset += written
-            os.ftruncate(self._fd, offset)
-            os.fsync(self._fd)
+            try:
+                self._write_at(offset, data)
+            except OSError:
+                with contextlib.suppress(OSError):  # the first failure is the one to say
+                    self._write_at(offset, old)
+                raise
         finally:
             fcntl.fcntl(self._fd, fcntl.F_SETFL, flags)
+
+    def _write_at(self, offset: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(self._fd, view, offset)
+            view = view[written:]
+            offset += written
+        os.ftruncate(self._fd, offset)
+        os.fsync(self._fd)
 
 
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
