@@ -523,3 +523,46 @@ def test_t213_a_repair_that_fills_the_disk_mid_record_leaves_the_torn_bytes_as_t
     record = AuditLog.repair(path)
     assert record["sha256"] == hashlib.sha256(before[offset:]).hexdigest()
     assert verify(path).intact  # type: ignore[attr-defined]
+
+
+_REPAIR_KILLED_MID_WRITE = """
+import os, resource, signal, sys
+from skillguard import AuditLog
+signal.signal(signal.SIGXFSZ, lambda *_: os.kill(os.getpid(), signal.SIGKILL))
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
+AuditLog.repair(sys.argv[1])
+print("the repair was not cut short")
+"""
+
+
+def test_t214_a_repair_killed_while_it_writes_the_torn_bytes_aside_can_be_run_again(
+    tmp_path: Path,
+) -> None:
+    # A repair killed part way through writing the side file (SIGKILL there, as a
+    # crash) used to leave the side file with the first torn bytes only, which the
+    # next repair refused as "not a file of the torn bytes".
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 2)
+    offset = path.stat().st_size
+    kill_mid_append(path, None, 300)
+    before = path.read_bytes()
+    done = subprocess.run(
+        [sys.executable, "-c", _REPAIR_KILLED_MID_WRITE, str(path), "100"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (-signal.SIGKILL, "")
+    assert path.read_bytes() == before
+    side = tmp_path / f"audit.jsonl.torn-{offset}"
+    assert not side.exists()  # the side file is there whole or not at all
+    record = AuditLog.repair(path)
+    assert (record["path"], record["size"]) == (str(side), 300)
+    assert side.read_bytes() == before[offset:]
+    assert verify(path).intact  # type: ignore[attr-defined]
+    # The killed repair's leftover went with the next one.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "audit.jsonl",
+        "audit.jsonl.lock",
+        side.name,
+    ]

@@ -82,7 +82,6 @@ __all__ = [
     "split_operator_path",
     "stream_lines",
     "write_atomic",
-    "write_new_file",
 ]
 
 SKILL_FILE = "SKILL.md"
@@ -1103,57 +1102,6 @@ class AppendFile:
             offset += written
         os.ftruncate(self._fd, offset)
         os.fsync(self._fd)
-
-
-_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_SAME_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-
-
-def write_new_file(path: str, data: bytes) -> bool:
-    """Create *path* (0600) holding *data*, synced with its folder, and ``True``; never
-    over anything that is there (``O_EXCL``, and no link followed). ``False`` when a
-    regular file holding exactly *data* is there already (a run cut short that is run
-    again); ``FileExistsError`` when anything else is, ``OSError`` on any other failure
-    (the new file is then removed)."""
-    try:
-        fd = os.open(path, _NEW_FILE_FLAGS, 0o600)
-    except FileExistsError:
-        if _holds_exactly(path, data):
-            return False
-        raise
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(path)
-        raise
-    os.close(fd)
-    folder = os.open(os.path.dirname(os.path.abspath(path)), _DIR_FLAGS)
-    try:
-        os.fsync(folder)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:  # a file system that cannot sync a folder
-            raise
-    finally:
-        os.close(folder)
-    return True
-
-
-def _holds_exactly(path: str, data: bytes) -> bool:
-    try:
-        fd = os.open(path, _SAME_FILE_FLAGS)
-    except OSError:
-        return False
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
-            return False
-        return os.pread(fd, len(data) + 1, 0) == data
-    finally:
-        os.close(fd)
 
 
 # -- generated files (composed agents) ------------------------------------------------

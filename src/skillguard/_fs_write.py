@@ -51,6 +51,7 @@ __all__ = [
     "sweep_temporaries",
     "temporary_name",
     "write_atomic",
+    "write_new_file",
 ]
 
 _NO_FOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -134,6 +135,70 @@ def write_atomic(path: str, data: bytes) -> None:
         os.fsync(dir_fd)  # the rename itself, made durable
     finally:
         os.close(dir_fd)
+
+
+def write_new_file(path: str, data: bytes) -> bool:
+    """Create *path* (0600) holding *data*, whole or not at all, synced with its folder,
+    and ``True``; never over anything that is there.
+
+    The bytes go first to this thread's temporary beside *path* (``O_EXCL|O_NOFOLLOW``),
+    synced, and are then linked at *path*: ``link`` fails on any name that is there, a
+    link included, and never follows one. So a crash leaves at most the temporary
+    (``sweep_temporaries(path)`` removes it), never a part of the file at *path* (T214).
+    ``False`` when a regular file holding exactly *data* is there already (a run cut
+    short that is run again); ``FileExistsError`` when anything else is, ``OSError`` on
+    any other failure (the temporary is then removed).
+    """
+    folder, name = _split(path)
+    dir_fd = os.open(folder, _FOLDER_FLAGS)
+    try:
+        temporary = temporary_name(name)
+        fd = open_regular(temporary, CREATE_NEW, dir_fd=dir_fd)
+        try:
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.link(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            if _holds_exactly(name, data, dir_fd):
+                return False
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=dir_fd)
+        _sync_folder(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return True
+
+
+def _holds_exactly(name: str, data: bytes, dir_fd: int) -> bool:
+    """Whether *name* in the folder *dir_fd* is a regular file holding exactly *data*."""
+    try:
+        fd = open_regular(name, os.O_RDONLY, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        return os.fstat(fd).st_size == len(data) and os.pread(fd, len(data) + 1, 0) == data
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _sync_folder(dir_fd: int) -> None:
+    """Make a new or renamed name in the folder durable."""
+    try:
+        os.fsync(dir_fd)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # a file system that cannot sync a folder
+            raise
 
 
 def _pid_gone(pid: int) -> bool:
