@@ -25,7 +25,11 @@ but a regular file. The folder they are in may still hold what someone else put 
   named like a temporary is left alone, and nothing is ever opened through it), and
   only when no process has the pid the name carries (``kill(pid, 0)`` says ``ESRCH``;
   a pid no process can have, 0 or past ``2**31 - 1``, is no writer's: it stays).
-  A pid the kernel has given to a new process since keeps its temporary until that
+  A temporary with this process's own pid is a leftover too, since no writer of this
+  process is at work while it holds the lock: a container's process is pid 1 after
+  every restart, and with address randomisation off its thread id is the same too, so
+  the name a crashed writer left was the one every later write needed (T215).
+  A pid the kernel has given to another process since keeps its temporary until that
   process is gone too: a leftover costs a few bytes, while removing a live writer's
   temporary would fail its write. One that cannot be removed (another user's, in a
   folder with the sticky bit) stays too: the sweep never fails the write (T212). The
@@ -202,10 +206,14 @@ def _sync_folder(dir_fd: int) -> None:
 
 
 def _pid_gone(pid: int) -> bool:
-    """Whether no process has *pid* now. ``EPERM`` is another user's live process."""
+    """Whether no writer with *pid* can be at work now. ``EPERM`` is another user's live
+    process. This process's own pid is a writer that had it before (T215): the caller
+    holds the lock that every writer of this process takes too."""
     if not 0 < pid <= _MAX_PID:
         # 0 would name a process group; past a C int, no process has it (T210).
         return False
+    if pid == os.getpid():
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
