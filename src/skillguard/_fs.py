@@ -36,7 +36,6 @@ import os
 import re
 import stat
 import sys
-import threading
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
@@ -49,7 +48,7 @@ from ._errors import (
     SkillUsageError,
     safe_repr,
 )
-from ._fs_write import CREATE_NEW, FileLock, open_regular, write_atomic
+from ._fs_write import FileLock, replace_beneath, write_atomic
 from ._text import find_hidden, reveal
 
 if TYPE_CHECKING:
@@ -278,7 +277,7 @@ def _os_error(exc: OSError, what: str) -> SkillError:
     return error
 
 
-def _classify(exc: OSError, what: str) -> SkillError:
+def _classify(exc: OSError, what: str, *, doing: str = "read") -> SkillError:
     code = exc.errno
     if code == errno.ELOOP:
         return SkillContainmentError("symlink", f"{what} is or passes through a symlink")
@@ -293,7 +292,7 @@ def _classify(exc: OSError, what: str) -> SkillError:
     if code == errno.ENOENT:
         return SkillNotFoundError("missing", f"{what} does not exist")
     return SkillNotFoundError(
-        "unreadable", f"{what} cannot be read ({errno.errorcode.get(code or 0, 'EIO')})"
+        "unreadable", f"{what} cannot be {doing} ({errno.errorcode.get(code or 0, 'EIO')})"
     )
 
 
@@ -1207,28 +1206,15 @@ class OutputFolder:
         """Replace *name* with *data* atomically: a new file in the folder, synced, renamed.
 
         The temporary file is created ``O_EXCL|O_NOFOLLOW`` beside the target and
-        renamed over it within the held descriptor; a symlink or a non-regular file
-        already at *name* is refused, never replaced or followed.
+        renamed over it within the held descriptor (``_fs_write.replace_beneath``); a
+        symlink or a non-regular file already at *name* is refused, never replaced or
+        followed. A write that fails (a full disk) raises ``SkillNotFoundError``
+        (``unreadable``) with the OS's reason, and leaves *name* as it was.
         """
         name = self._name(name)
         self._existing(name)
-        temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            fd = open_regular(temporary, CREATE_NEW, mode=0o644, dir_fd=self._fd)
+            replace_beneath(self._fd, name, data, mode=0o644)
         except OSError as exc:
-            raise _classify(exc, "the generated file") from exc
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.rename(temporary, name, src_dir_fd=self._fd, dst_dir_fd=self._fd)
-            os.fsync(self._fd)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=self._fd)
-            raise
+            # A full disk, a quota, a file-size limit: this file fails, typed (T216).
+            raise _classify(exc, "the generated file", doing="written") from exc

@@ -52,6 +52,7 @@ __all__ = [
     "CREATE_NEW",
     "FileLock",
     "open_regular",
+    "replace_beneath",
     "sweep_temporaries",
     "temporary_name",
     "write_atomic",
@@ -120,25 +121,31 @@ def write_atomic(path: str, data: bytes) -> None:
         else:
             if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
                 raise OSError(errno.EINVAL, "not a regular file", path)
-        temporary = temporary_name(name)
-        fd = open_regular(temporary, CREATE_NEW, dir_fd=dir_fd)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=dir_fd)
-            raise
-        os.fsync(dir_fd)  # the rename itself, made durable
+        replace_beneath(dir_fd, name, data)
     finally:
         os.close(dir_fd)
+
+
+def replace_beneath(dir_fd: int, name: str, data: bytes, *, mode: int = 0o600) -> None:
+    """Replace *name* in the folder held by *dir_fd* with *data* (a new file gets
+    *mode*): this thread's temporary beside it (``O_EXCL|O_NOFOLLOW``), written,
+    synced, renamed over it, and the folder synced, so that the new name survives a
+    crash as well as the new bytes. What is at *name* is the caller's to check first.
+    The temporary is removed whatever fails. Raises ``OSError``."""
+    temporary = temporary_name(name)
+    fd = open_regular(temporary, CREATE_NEW, mode=mode, dir_fd=dir_fd)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=dir_fd)
+        raise
+    _sync_folder(dir_fd)  # the rename itself, made durable
 
 
 def write_new_file(path: str, data: bytes) -> bool:
