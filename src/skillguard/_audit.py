@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
-from ._auditcount import MAX_COUNTED_NAMES, TopCounts
+from ._auditcount import MAX_COUNTED_NAMES, MAX_SHOWN_NAMES, TopCounts, shown_table
 from ._errors import SkillError, SkillUsageError
 from ._fs import AppendFile, FileLock, display_path, operator_path
 from ._json import loads_strict
@@ -125,9 +125,6 @@ _MAX_FIELD_CHARS = 256
 # A summary lists the latest denials only, so that its memory does not grow with the log;
 # the count of all of them is always given.
 MAX_LISTED_DENIALS: Final = 1000
-# Names listed per table of a summary, largest first (as the report shows them); the
-# rest are summed on one line. Each table keeps ``MAX_COUNTED_NAMES`` to choose them.
-MAX_SHOWN_NAMES: Final = 40
 # What a summary keeps of a name, and of each field of a listed denial: the writer
 # bounds every value to 259 characters, so only a forged value is ever cut.
 _MAX_KEPT_CHARS = _MAX_FIELD_CHARS + 3
@@ -802,29 +799,6 @@ def _kept(value: object) -> object:
     if isinstance(value, str) and len(value) > _MAX_KEPT_CHARS:
         return value[:_MAX_KEPT_CHARS] + "..."
     return value
-
-
-def shown_table(counts: TopCounts) -> tuple[dict[str, int], dict[str, Any]]:
-    """The names a summary lists of one table (the ``MAX_SHOWN_NAMES`` largest, each
-    with the most records it can hold), and what is known of the table:
-
-    ``records`` (how many records named one: exact), ``names`` (how many distinct
-    names: ``None`` once more than ``MAX_COUNTED_NAMES`` were seen), ``exact`` (every
-    count exact), ``least`` (the least count of each listed name whose count is a
-    range: approximate tables only), ``more_names`` (names not listed, ``None`` when
-    not known) and ``more_records`` .. ``more_records_at_most`` (the records of the
-    names not listed: one number when exact)."""
-    shown = counts.top(MAX_SHOWN_NAMES)
-    facts: dict[str, Any] = {
-        "records": counts.records,
-        "names": counts.names,
-        "exact": counts.exact,
-        "least": {name: least for name, most, least in shown if least < most},
-        "more_names": None if counts.names is None else counts.names - len(shown),
-        "more_records": max(0, counts.records - sum(most for _, most, _ in shown)),
-        "more_records_at_most": counts.records - sum(least for _, _, least in shown),
-    }
-    return {name: most for name, most, _ in shown}, facts
 
 
 class _Summary:
