@@ -29,6 +29,7 @@ from skillguard._agents._compose import parse_frontmatter
 from skillguard._cli import main
 from skillguard._fs import OutputFolder
 from skillguard._text import find_hidden
+from tests.test_fs_write import file_size_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "agents"
@@ -980,3 +981,25 @@ def test_t105_the_output_folder_writes_plain_files_only(tmp_path: Path) -> None:
         assert caught.value.code == "not_regular_file"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.md", "pipe.md"]
     folder.close()  # closing twice is harmless
+
+
+def test_t216_a_full_disk_fails_one_composed_file_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A write the file system refuses part way (a real file-size limit, as a full
+    # disk): the OSError escaped OutputFolder.write, so compose ended with "internal
+    # error (OSError)", said nothing of the disk, and the agents after it were never
+    # written.
+    root = tmp_path / "agents"
+    make_agent(root, "{{TOOL:task}}\n" + "long line of instructions\n" * 2000, name="alpha")
+    make_agent(root, "plan\n", name="plan")
+    map_file = tmp_path / "token-map.json"
+    map_file.write_text(json.dumps(MAP))
+    output = tmp_path / "out"
+    args = ["compose", "--harness", "pi", "--token-map", str(map_file), "--output", str(output)]
+    with file_size_limit(16 * 1024):
+        code, out, err = cli(capsys, *args, str(root))
+    assert (code, err) == (1, "")
+    assert "FAILED alpha: not_found/unreadable" in out
+    assert "the generated file cannot be written (EFBIG)" in out
+    assert sorted(p.name for p in output.iterdir()) == ["plan.md"]  # no temporary left

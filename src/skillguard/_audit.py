@@ -32,7 +32,9 @@ Rules (threat-model.md T27, T50-T56):
   ``\n``, has no ``\n`` and is no longer than a record can be. That is what a write cut
   short by a crash or a full disk leaves, and the writer refuses to extend it
   (``torn_tail``) until ``audit repair`` (``_auditrepair``) moves it aside. Anything
-  else, anywhere else, stays tampering.
+  else, anywhere else, stays tampering; so do records missing before it, when the
+  expected count says so (T211: the torn record was never counted, its writer never
+  returned).
 * Every OS error says what failed, on which path, and why (T192): a log that cannot be
   opened, locked or appended to is ``write_failed``, one whose records cannot be read
   back is ``unreadable``.
@@ -59,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import structlog
 
-from ._auditcount import MAX_COUNTED_NAMES, TopCounts
+from ._auditcount import MAX_COUNTED_NAMES, MAX_SHOWN_NAMES, TopCounts, shown_table
 from ._errors import SkillError, SkillUsageError
 from ._fs import AppendFile, FileLock, display_path, operator_path
 from ._json import loads_strict
@@ -123,9 +125,6 @@ _MAX_FIELD_CHARS = 256
 # A summary lists the latest denials only, so that its memory does not grow with the log;
 # the count of all of them is always given.
 MAX_LISTED_DENIALS: Final = 1000
-# Names listed per table of a summary, largest first (as the report shows them); the
-# rest are summed on one line. Each table keeps ``MAX_COUNTED_NAMES`` to choose them.
-MAX_SHOWN_NAMES: Final = 40
 # What a summary keeps of a name, and of each field of a listed denial: the writer
 # bounds every value to 259 characters, so only a forged value is ever cut.
 _MAX_KEPT_CHARS = _MAX_FIELD_CHARS + 3
@@ -557,9 +556,12 @@ def _with_last(lines: Iterable[object]) -> Iterator[tuple[object, bool]]:
 class _Checker:
     """The chain check, one line at a time (the CLI streams a file through it)."""
 
-    def __init__(self, key: bytes | None, expected_log_id: str | None) -> None:
+    def __init__(
+        self, key: bytes | None, expected_log_id: str | None, expected_records: int | None
+    ) -> None:
         self.key = key
         self.expected_log_id = expected_log_id
+        self.expected_records = expected_records
         self.count = 0
         self.prev = _GENESIS
         self.log_id: str | None = None
@@ -610,6 +612,11 @@ class _Checker:
                 # T191: only the file's last line, after a verified record, every line
                 # before it whole, and no longer than a record: what a write cut short
                 # leaves. Its content is not read: it is no record, whatever it holds.
+                # A record the writer never finished was never counted: records missing
+                # before it are still missing (T211).
+                short = self._short(self.count - 1, self.start, ", and the last line is torn")
+                if short is not None:
+                    return short
                 return self.stop(
                     f"the last line ({size} bytes at byte {self.start}) has no newline: "
                     "a write cut short by a crash or a full disk",
@@ -678,25 +685,36 @@ class _Checker:
             return self.stop("written without a key (or rewritten without one)")
         return None
 
-    def finish(self, expected_records: int | None) -> Verification:
+    def finish(self) -> Verification:
         if self.count == 0:
             self.count = 1
             return self.stop("not an audit log: empty")
-        if expected_records is not None and self.count != expected_records:
-            missing = expected_records - self.count
-            return Verification(
-                intact=False,
-                records=self.count,
-                line=self.count + 1,
-                reason=f"{missing} records missing at the end"
-                if missing > 0
-                else f"{-missing} records more than expected",
-                status=TAMPERED,
-                log_id=self.log_id,
-                keyed=self.keyed,
-                offset=self.offset,
-            )
+        short = self._short(self.count, self.offset)
+        if short is not None:
+            return short
         return Verification(intact=True, records=self.count, log_id=self.log_id, keyed=self.keyed)
+
+    def _short(self, records: int, offset: int, note: str = "") -> Verification | None:
+        """The verdict when *records* verified records are not the expected count."""
+        expected = self.expected_records
+        if expected is None or records == expected:
+            return None
+        missing = expected - records
+        counted = (
+            f"{missing} records missing at the end"
+            if missing > 0
+            else f"{-missing} records more than expected"
+        )
+        return Verification(
+            intact=False,
+            records=records,
+            line=records + 1,
+            reason=counted + note,
+            status=TAMPERED,
+            log_id=self.log_id,
+            keyed=self.keyed,
+            offset=offset,
+        )
 
 
 def _checker(
@@ -714,7 +732,7 @@ def _checker(
     if expected_log_id is not None and not isinstance(expected_log_id, str):
         raise SkillUsageError("bad_argument", "expected_log_id must be a str")
     assert key is None or isinstance(key, bytes)  # checked by _check_key
-    return _Checker(key, expected_log_id)
+    return _Checker(key, expected_log_id, expected_records)
 
 
 def verify_records(
@@ -737,12 +755,14 @@ def verify_records(
     When the lines keep their ``\\n`` (a file's lines), a last line without one, after at
     least one verified record, is a torn tail (``status`` ``"torn_tail"``): a write cut
     short, which ``AuditLog.repair`` mends; anything else that does not verify is
-    tampering.
+    tampering, and so is a torn tail after fewer or more records than
+    *expected_records* (the torn record's writer never returned, so it was never
+    counted).
 
     Never raises on the content of *lines*; raises ``SkillUsageError`` for bad arguments.
     """
     checker = _checker(lines, key, expected_records, expected_log_id)
-    return checker.run(lines) or checker.finish(expected_records)
+    return checker.run(lines) or checker.finish()
 
 
 # -- summarizing ----------------------------------------------------------------------
@@ -815,29 +835,6 @@ def _kept(value: object) -> object:
     if isinstance(value, str) and len(value) > _MAX_KEPT_CHARS:
         return value[:_MAX_KEPT_CHARS] + "..."
     return value
-
-
-def shown_table(counts: TopCounts) -> tuple[dict[str, int], dict[str, Any]]:
-    """The names a summary lists of one table (the ``MAX_SHOWN_NAMES`` largest, each
-    with the most records it can hold), and what is known of the table:
-
-    ``records`` (how many records named one: exact), ``names`` (how many distinct
-    names: ``None`` once more than ``MAX_COUNTED_NAMES`` were seen), ``exact`` (every
-    count exact), ``least`` (the least count of each listed name whose count is a
-    range: approximate tables only), ``more_names`` (names not listed, ``None`` when
-    not known) and ``more_records`` .. ``more_records_at_most`` (the records of the
-    names not listed: one number when exact)."""
-    shown = counts.top(MAX_SHOWN_NAMES)
-    facts: dict[str, Any] = {
-        "records": counts.records,
-        "names": counts.names,
-        "exact": counts.exact,
-        "least": {name: least for name, most, least in shown if least < most},
-        "more_names": None if counts.names is None else counts.names - len(shown),
-        "more_records": max(0, counts.records - sum(most for _, most, _ in shown)),
-        "more_records_at_most": counts.records - sum(least for _, _, least in shown),
-    }
-    return {name: most for name, most, _ in shown}, facts
 
 
 class _Summary:
@@ -933,7 +930,7 @@ def summarize_log(
     summary of the records before the first bad one (all of them when intact)."""
     summary = _summary(agent, since)
     checker = _checker(lines, key, None, expected_log_id)
-    result = checker.run(lines, summary.add) or checker.finish(None)
+    result = checker.run(lines, summary.add) or checker.finish()
     return result, summary.result()
 
 

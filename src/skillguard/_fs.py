@@ -37,7 +37,6 @@ import re
 import stat
 import sys
 import termios
-import threading
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
@@ -50,7 +49,7 @@ from ._errors import (
     SkillUsageError,
     safe_repr,
 )
-from ._fs_write import CREATE_NEW, FileLock, open_regular, write_atomic
+from ._fs_write import FileLock, replace_beneath, write_atomic
 from ._text import find_hidden, reveal
 
 if TYPE_CHECKING:
@@ -84,7 +83,6 @@ __all__ = [
     "split_operator_path",
     "stream_lines",
     "write_atomic",
-    "write_new_file",
 ]
 
 SKILL_FILE = "SKILL.md"
@@ -281,7 +279,7 @@ def _os_error(exc: OSError, what: str) -> SkillError:
     return error
 
 
-def _classify(exc: OSError, what: str) -> SkillError:
+def _classify(exc: OSError, what: str, *, doing: str = "read") -> SkillError:
     code = exc.errno
     if code == errno.ELOOP:
         return SkillContainmentError("symlink", f"{what} is or passes through a symlink")
@@ -296,7 +294,7 @@ def _classify(exc: OSError, what: str) -> SkillError:
     if code == errno.ENOENT:
         return SkillNotFoundError("missing", f"{what} does not exist")
     return SkillNotFoundError(
-        "unreadable", f"{what} cannot be read ({errno.errorcode.get(code or 0, 'EIO')})"
+        "unreadable", f"{what} cannot be {doing} ({errno.errorcode.get(code or 0, 'EIO')})"
     )
 
 
@@ -1092,75 +1090,33 @@ class AppendFile:
         while view:
             view = view[os.write(self._fd, view) :]
 
-    def replace_tail(self, offset: int, data: bytes) -> None:
-        """Write *data* over the file from *offset*, cut the file just after it, and
-        sync. The one write that is not an append (``audit repair``): the new bytes are
-        written before the old ones are cut, so a crash between the two leaves them
-        both, never neither."""
+    def replace_tail(self, offset: int, data: bytes, *, old: bytes) -> None:
+        """Write *data* over the file's last bytes, *old* at *offset*, cut the file just
+        after it, and sync. The one write that is not an append (``audit repair``): the
+        new bytes are written before the old ones are cut, so a crash between the two
+        leaves them both, never neither; a write that fails part way (a full disk, when
+        *data* is longer than *old*) puts *old* back, since it fitted before (T213)."""
         flags = fcntl.fcntl(self._fd, fcntl.F_GETFL)
         # pwrite on a descriptor opened O_APPEND writes at the end on Linux.
         fcntl.fcntl(self._fd, fcntl.F_SETFL, flags & ~os.O_APPEND)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.pwrite(self._fd, view, offset)
-                view = view[written:]
-                offset += written
-            os.ftruncate(self._fd, offset)
-            os.fsync(self._fd)
+            try:
+                self._write_at(offset, data)
+            except OSError:
+                with contextlib.suppress(OSError):  # the first failure is the one to say
+                    self._write_at(offset, old)
+                raise
         finally:
             fcntl.fcntl(self._fd, fcntl.F_SETFL, flags)
 
-
-_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_SAME_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-
-
-def write_new_file(path: str, data: bytes) -> bool:
-    """Create *path* (0600) holding *data*, synced with its folder, and ``True``; never
-    over anything that is there (``O_EXCL``, and no link followed). ``False`` when a
-    regular file holding exactly *data* is there already (a run cut short that is run
-    again); ``FileExistsError`` when anything else is, ``OSError`` on any other failure
-    (the new file is then removed)."""
-    try:
-        fd = os.open(path, _NEW_FILE_FLAGS, 0o600)
-    except FileExistsError:
-        if _holds_exactly(path, data):
-            return False
-        raise
-    try:
+    def _write_at(self, offset: int, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(path)
-        raise
-    os.close(fd)
-    folder = os.open(os.path.dirname(os.path.abspath(path)), _DIR_FLAGS)
-    try:
-        os.fsync(folder)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:  # a file system that cannot sync a folder
-            raise
-    finally:
-        os.close(folder)
-    return True
-
-
-def _holds_exactly(path: str, data: bytes) -> bool:
-    try:
-        fd = os.open(path, _SAME_FILE_FLAGS)
-    except OSError:
-        return False
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
-            return False
-        return os.pread(fd, len(data) + 1, 0) == data
-    finally:
-        os.close(fd)
+            written = os.pwrite(self._fd, view, offset)
+            view = view[written:]
+            offset += written
+        os.ftruncate(self._fd, offset)
+        os.fsync(self._fd)
 
 
 # -- generated files (composed agents) ------------------------------------------------
@@ -1266,28 +1222,15 @@ class OutputFolder:
         """Replace *name* with *data* atomically: a new file in the folder, synced, renamed.
 
         The temporary file is created ``O_EXCL|O_NOFOLLOW`` beside the target and
-        renamed over it within the held descriptor; a symlink or a non-regular file
-        already at *name* is refused, never replaced or followed.
+        renamed over it within the held descriptor (``_fs_write.replace_beneath``); a
+        symlink or a non-regular file already at *name* is refused, never replaced or
+        followed. A write that fails (a full disk) raises ``SkillNotFoundError``
+        (``unreadable``) with the OS's reason, and leaves *name* as it was.
         """
         name = self._name(name)
         self._existing(name)
-        temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            fd = open_regular(temporary, CREATE_NEW, mode=0o644, dir_fd=self._fd)
+            replace_beneath(self._fd, name, data, mode=0o644)
         except OSError as exc:
-            raise _classify(exc, "the generated file") from exc
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.rename(temporary, name, src_dir_fd=self._fd, dst_dir_fd=self._fd)
-            os.fsync(self._fd)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=self._fd)
-            raise
+            # A full disk, a quota, a file-size limit: this file fails, typed (T216).
+            raise _classify(exc, "the generated file", doing="written") from exc

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from ._audit import INTACT, NEEDS_KEY, TORN, WRONG_KEY, Verification, _checker, parse_since
-from ._auditcount import MAX_COUNTED_NAMES, TopCounts
+from ._auditcount import MAX_COUNTED_NAMES, MAX_SHOWN_NAMES, TopCounts, rest_line, shown_table, span
 from ._errors import SkillUsageError
 from ._text import terminal_line
 
@@ -69,7 +69,7 @@ MAX_TABLE_ROWS: Final = 500
 # A value the Auditor writes is at most 259 characters; longer ones were forged.
 MAX_CELL_CHARS: Final = 260
 # Shown per count table, largest first; the rest are summed in one row.
-_SHOWN_COUNTS = 40
+_SHOWN_COUNTS = MAX_SHOWN_NAMES
 # Agent lanes on the timeline; later agents share one lane.
 MAX_LANES: Final = 24
 TIMELINE_BINS: Final = 64
@@ -506,34 +506,23 @@ def _timeline_svg(timeline: _Timeline) -> str:
     return "\n".join(out)
 
 
-def _span(least: int, most: int) -> str:
-    return str(most) if least == most else f"{least} to {most}"
-
-
 def _counts_table(title: str, counts: _Counts) -> str:
-    shown = counts.top(_SHOWN_COUNTS)
+    listed, facts = shown_table(counts, _SHOWN_COUNTS)
+    least = facts["least"]
     rows = [
-        f'<tr><td>{_cell(name)}</td><td class="n">{_span(least, most)}</td></tr>'
-        for name, most, least in shown
+        f'<tr><td>{_cell(name)}</td><td class="n">{span(least.get(name, most), most)}</td></tr>'
+        for name, most in listed.items()
     ]
     # The page's own rows span both columns, in the table's foot: a name from the log
     # always has a cell of its own and a count beside it, so no name can pass for them
     # (T116).
-    notes = []
-    # The records of the names not shown: one number when every count is exact.
-    fewest = max(0, counts.records - sum(most for _, most, _ in shown))
-    at_most = counts.records - sum(least for _, _, least in shown)
-    if counts.names is None:
-        notes.append(
-            f"and more than {counts.capacity - len(shown)} other names: "
-            f"{_span(fewest, at_most)} records"
-        )
+    rest = rest_line(facts, len(listed), counts.capacity)
+    notes = [rest] if rest else []
+    if not facts["exact"]:
         notes.append(
             f"over {counts.capacity} names: a count shown as a range is the least and "
             "the most that name can hold"
         )
-    elif counts.names > len(shown):
-        notes.append(f"and {counts.names - len(shown)} other names: {at_most} records")
     elif not rows:
         notes.append("none")
     foot = "".join(f'<tr><td class="note" colspan="2">{note}</td></tr>' for note in notes)
@@ -777,7 +766,7 @@ def render_audit_report(
     # Nothing after the first bad line is read, as ``audit verify`` reads nothing after
     # it: counting the rest a line at a time made a log of newlines cost seconds per
     # megabyte to report on (T190).
-    result = checker.run(
-        lines, lambda record: collected.add(checker.count, record)
-    ) or checker.finish(expected_records)
+    result = (
+        checker.run(lines, lambda record: collected.add(checker.count, record)) or checker.finish()
+    )
     return result, _page(result, collected, expected_log_id)
