@@ -23,6 +23,7 @@ from skillguard._report import _CATCH_ALL_LABELS, _KINDS, _LABEL_CHARS, _label
 from skillguard._text import find_hidden
 
 from .audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
+from .steps import Meter, grows_linearly, meter_module, python_steps
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -763,3 +764,20 @@ def test_audit_report_leaves_no_copy_of_the_log_behind_when_it_cannot_write(
     code, _, err = run(capsys, "audit", "report", log, "--output", str(tmp_path / "folder"))
     assert (code, err) == (1, "skillguard: the report cannot be written to --output\n")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["audit.jsonl", "folder"]
+
+
+# -- a run of spaces (T144) -------------------------------------------------------------
+
+
+def test_t144_a_run_of_inner_spaces_costs_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    import skillguard._report as report
+
+    meter = Meter()
+    meter_module(monkeypatch, report, meter)
+
+    def cost(n: int) -> int:
+        meter.steps = 0
+        return python_steps(lambda: report._shown("a" + " " * n + "b")) + meter.steps
+
+    assert grows_linearly(cost, 200)
+    assert report._shown("  a  b  ") == "[U+0020][U+0020]a  b[U+0020][U+0020]"
