@@ -57,10 +57,10 @@ input unchanged, after one C-level check, when there is nothing to do.
 
 Each reads its text once (threat-model.md T141): a regular expression passes over the
 characters in the contexts it can check itself (a joiner between two letters, a
-selector after an emoji, a bidi mark beside a right-to-left letter, a flag's tags),
-and Python decides the rest from at most six characters either side, remembering
-each window's answer; a bidi mark's line is searched for a right-to-left letter once,
-and the scan then passes over the other marks of that line in C.
+selector after an emoji, a flag's tags), and Python decides the rest from at most six
+characters either side, remembering each window's answer; for a bidi mark, one search
+finds the next line that holds a mark and no right-to-left letter, and the scan passes
+over every mark before it in C.
 """
 
 from __future__ import annotations
@@ -231,22 +231,18 @@ def _classes(*, astral: bool) -> _Classes:
 
 
 @functools.cache
-def _rtl_letters(*, astral: bool) -> re.Pattern[str]:
-    """The right-to-left letters of the BMP, or those beyond it."""
-    classes = _classes(astral=astral)
-    return re.compile(f"[{classes.rtl_astral if astral else classes.rtl}]")
-
-
-def _line_has_rtl(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] holds a right-to-left letter: one search in C, and a
-    second, slower one (its class has a range per astral block) only for a line that
-    holds an astral character."""
-    if _rtl_letters(astral=False).search(text, start, end) is not None:
-        return True
-    line = text[start:end]
-    if len(line.encode("utf-16-le", "surrogatepass")) == 2 * len(line):
-        return False
-    return _rtl_letters(astral=True).search(text, start, end) is not None
+def _mark_without_rtl(*, astral: bool) -> re.Pattern[str]:
+    """The start of a line that holds a bidi mark and no right-to-left letter: where
+    a mark is refused. Searched in C from a line start; each line's letters are looked
+    for once. The letters beyond the BMP (a class of a range per block, slower) only
+    for a text that holds an astral character."""
+    marks = "".join(sorted(_BIDI_MARKS))
+    beyond = _classes(astral=True).rtl_astral if astral else ""
+    return re.compile(
+        f"^(?=[^\n]*[{marks}])(?![^\n]*[{_classes(astral=False).rtl}])"
+        + (f"(?![^\n]*[{beyond}])" if beyond else ""),
+        re.MULTILINE,
+    )
 
 
 def _settled_in_c(*, astral: bool) -> str:
@@ -263,7 +259,6 @@ def _settled_in_c(*, astral: bool) -> str:
     # A visible non-ASCII character: what a variation selector may follow.
     visible = f"(?:(?=[^\x00-\x7f]){word}|[{classes.visible}])"
     emoji = classes.emoji
-    marks = "".join(sorted(_BIDI_MARKS))
     groups = {
         _ZWNJ + _ZWJ: [
             # Between two word characters, one of them not ASCII.
@@ -279,9 +274,6 @@ def _settled_in_c(*, astral: bool) -> str:
         "\ufe00-\ufe0f": [f"(?<={visible}.)", "(?<=[#*0-9][\ufe0e\ufe0f])(?=\u20e3)"],
         # A Mongolian free variation selector after a Mongolian letter.
         "\u180b-\u180d\u180f": ["(?<=[\u1820-\u18aa].)"],
-        # A bidi mark beside or near a right-to-left letter of its line (the line is
-        # read as a whole only when none is near).
-        marks: [f"(?<=[{classes.rtl}].)", f"(?=[^\n]{{0,16}}[{classes.rtl}])"],
     }
     if astral:
         # A hieroglyph format control beside a hieroglyph.
@@ -310,24 +302,31 @@ class _Patterns:
     Python call each (threat-model.md T141); those patterns are built on first use.
     """
 
-    __slots__ = ("any", "bmp", "extra", "non_ascii")
+    __slots__ = ("any", "bmp", "built", "extra", "non_ascii")
 
     def __init__(self, extra: str) -> None:
         # Only a pattern with no ASCII character in it may skip ASCII stretches.
         self.non_ascii = not extra
         self.extra = extra
+        # The candidate patterns, with and without the bidi marks, per astral.
+        self.built: dict[bool, tuple[re.Pattern[str], re.Pattern[str]]] = {}
         self.bmp = re.compile(f"[{extra}{_char_class(_BMP_RANGES)}]")
         self.any = re.compile(f"[{extra}{_char_class(_BMP_RANGES + _ASTRAL_RANGES)}]")
 
-    @functools.cache  # noqa: B019 - three module-level instances, never collected
     def candidate(self, *, astral: bool, marks: bool) -> re.Pattern[str]:
         """The suspect characters (bidi marks only with *marks*) that ``re`` cannot
         find allowed; built on first use."""
-        ranges = _BMP_RANGES + _ASTRAL_RANGES if astral else _BMP_RANGES
-        if not marks:
-            ranges = _without(ranges, _BIDI_MARKS)
-        settled = _settled_in_c(astral=astral)
-        return re.compile(f"[{self.extra}{_char_class(ranges)}](?!{settled})")
+        built = self.built.get(astral)
+        if built is None:
+            ranges = _BMP_RANGES + _ASTRAL_RANGES if astral else _BMP_RANGES
+            settled = _settled_in_c(astral=astral)
+            built = self.built[astral] = (
+                re.compile(f"[{self.extra}{_char_class(ranges)}](?!{settled})"),
+                re.compile(
+                    f"[{self.extra}{_char_class(_without(ranges, _BIDI_MARKS))}](?!{settled})"
+                ),
+            )
+        return built[0] if marks else built[1]
 
     def finditer(self, text: str, context: _Context) -> Iterator[re.Match[str]]:
         """Every suspect character of *text* that *context* must decide, in order:
@@ -352,17 +351,23 @@ class _Patterns:
             position = first.start()
             while position < end:
                 if position < context.marks_until:
+                    # Every mark here is allowed: the others, in C.
                     stop = min(end, context.marks_until)
-                    pattern = self.candidate(astral=astral, marks=False)
-                else:
-                    stop = end
-                    pattern = self.candidate(astral=astral, marks=True)
-                found = pattern.search(text, position, stop)
-                if found is None:
+                    yield from self.candidate(astral=astral, marks=False).finditer(
+                        text, position, stop
+                    )
                     position = stop
                     continue
-                yield found
-                position = found.end()
+                for found in self.candidate(astral=astral, marks=True).finditer(
+                    text, position, end
+                ):
+                    yield found
+                    if context.marks_until > found.end():
+                        # A mark allowed the marks up to there: pass over them in C.
+                        position = found.end()
+                        break
+                else:
+                    position = end
 
 
 def _without(
@@ -468,35 +473,44 @@ def _allowed_locally(text: str, index: int) -> bool:
 class _Context:
     """The context rules over one text, read in one pass (threat-model.md T141).
 
-    A bidi mark is allowed on a line that holds a right-to-left letter: the line is
-    searched for one once, on its first mark, and when it holds one the scan passes
-    over every later mark of that line in C (``marks_until``), so a line of 80,000
-    marks costs two searches, not 80,000 rescans. Every other rule reads at most six
+    A bidi mark is allowed on a line that holds a right-to-left letter. On a mark, the
+    text is searched from the mark's line for the first line that holds a mark and no
+    such letter (``_mark_without_rtl``): every mark before it is allowed, and the scan
+    passes over them in C (``marks_until``); the marks of that line are refused. So a
+    line of 80,000 marks, or 20,000 short lines of a letter and a mark, cost one
+    search, not a rescan of the line per mark. Every other rule reads at most six
     characters either side; its answer for one window is kept, so that a run of the
     same joiner between the same letters is decided once. Suspect characters must be
     asked about in order (what ``_Patterns.finditer`` yields).
     """
 
-    __slots__ = ("known", "line_end", "line_rtl", "line_start", "marks_until", "text")
+    __slots__ = ("astral", "known", "marks_until", "refused_from", "refused_to", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.line_start = self.line_end = self.marks_until = -1
-        self.line_rtl = False
+        self.marks_until = self.refused_from = self.refused_to = -1
+        self.astral: bool | None = None  # whether the text holds an astral character
         self.known: dict[str, bool] = {}
 
     def allows(self, index: int) -> bool:
         """Whether the suspect character at *index* is one a real script needs there."""
         text = self.text
         if text[index] in _BIDI_MARKS:
-            if not self.line_start <= index < self.line_end:
-                self.line_start = text.rfind("\n", 0, index) + 1
-                end = text.find("\n", index)
-                self.line_end = len(text) if end < 0 else end
-                self.line_rtl = _line_has_rtl(text, self.line_start, self.line_end)
-                if self.line_rtl:
-                    self.marks_until = self.line_end
-            return self.line_rtl
+            if index < self.marks_until:
+                return True
+            if self.refused_from <= index < self.refused_to:
+                return False
+            if self.astral is None:
+                self.astral = len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+            line = text.rfind("\n", 0, index) + 1
+            refused = _mark_without_rtl(astral=self.astral).search(text, line)
+            if refused is None:
+                self.marks_until = len(text)
+                return True
+            self.marks_until = self.refused_from = refused.start()
+            end = text.find("\n", self.refused_from)
+            self.refused_to = len(text) if end < 0 else end
+            return index < self.marks_until
         if index < _WINDOW or index + _WINDOW >= len(text):
             return _allowed_locally(text, index)
         # The window every local rule reads: the answer is the same wherever it recurs.

@@ -49,6 +49,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_right
+from itertools import accumulate, repeat
+from operator import add
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -60,7 +63,7 @@ from skillguard._text import find_hidden
 from skillguard._tools import check_rule, split_tools
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     from skillguard._limits import Limits
     from skillguard._yaml import KeyLines
@@ -342,12 +345,17 @@ _FENCES: Final = (
     + "|"
     + _FENCE.format(open="(?P<tilde>~{3,})[^\n]*", name="tilde", char="~")
 )
-# An H1 or H2 heading (the title is what follows the blank), or a fenced block.
+# An H1 or H2 heading (the title is what follows the blank), or a fenced block, whole,
+# so that the body can be split around them (the pieces put back make a section).
 _BLOCK_RE: Final = re.compile(
-    f"\n {{0,3}}(?:(?P<level>##?)(?:[ \t](?P<title>[^\n]*))?(?=\n|\\Z)|{_FENCES})"
+    f"\n(?: {{0,3}}(?P<level>##?)(?:[ \t](?P<title>[^\n]*))?(?=\n|\\Z)"
+    f"|(?P<fence> {{0,3}}(?:{_FENCES})))"
 )
+# Where a match's groups are in what split returns: [text, *groups, text, ...].
+_STRIDE: Final = _BLOCK_RE.groups + 1
 _LEVEL: Final = _BLOCK_RE.groupindex["level"]
 _TITLE: Final = _BLOCK_RE.groupindex["title"]
+_FENCE_TEXT: Final = _BLOCK_RE.groupindex["fence"]
 _MARKER: Final = r"(?:[-*+]|\d{1,9}[.)])"
 _ITEM: Final = rf"[ \t]*{_MARKER}[ \t]+"
 # A rule item and the lines that continue it (each next line that is not blank, an
@@ -365,50 +373,82 @@ _READ_RE: Final = re.compile(
 
 
 class _Sections:
-    """The H2 sections of a body, in order (text before the first H2 is in none): for
-    each, the raw title (what follows the blank after "##"), and where its text is."""
+    """The H2 sections of a body, in order (text before the first H2 is in none).
 
-    __slots__ = ("body", "ends", "raw_titles", "starts")
+    The body is split around its headings and fenced blocks in C. The titles are
+    searched in bulk (joined, casefolded once), so Python looks only at the headings
+    whose title holds a name asked for, and at the pieces of the sections read.
+    """
+
+    __slots__ = ("count", "folded", "levels", "parts", "title_ends", "titles")
 
     def __init__(self, body: str) -> None:
-        self.body = body
-        self.raw_titles: list[str] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        in_section = False
-        # Offsets in "\n" + body: a match starts at the "\n" before its line, which is
-        # the line's own offset in the body. Fenced blocks match too, so that nothing
-        # in one is taken for a heading; they are passed over.
-        for block in _BLOCK_RE.finditer("\n" + body):
-            level = block.group(_LEVEL)
-            if level is None:
-                continue
-            if in_section:
-                # The section ends before the newline that precedes this heading.
-                self.ends.append(block.start() - 1)
-            in_section = level == "##"
-            if in_section:
-                self.raw_titles.append(block.group(_TITLE) or "")
-                self.starts.append(min(block.end(), len(body)))
-        if in_section:
-            self.ends.append(len(body))
+        # "\n" in front: every match starts at the "\n" before its line.
+        self.parts = _BLOCK_RE.split("\n" + body)
+        self.levels: list[str | None] = self.parts[_LEVEL::_STRIDE]
+        self.titles: list[str | None] = self.parts[_TITLE::_STRIDE]
+        self.count = len(self.levels)
+        # Every title (a fenced block's missing one reads "none"), each followed by a
+        # NUL (which no body holds), casefolded; where each ends is worked out only
+        # when some title holds a name asked for.
+        self.folded = "\x00".join(map(str, self.titles)).casefold() + "\x00"
+        self.title_ends: list[int] | None = None
 
     def text(self, index: int) -> str:
-        return self.body[self.starts[index] : self.ends[index]]
+        """The text of the section whose heading is match *index*: the pieces and
+        fenced blocks up to the next heading, without the heading's own line break."""
+        following = self._next_heading(index)
+        # The pieces between the matches, and each fenced block with the line break
+        # before it that its match took, alternately (slices and maps: C loops).
+        pieces = self.parts[(index + 1) * _STRIDE : following * _STRIDE + 1 : _STRIDE]
+        fences = self.parts[(index + 1) * _STRIDE + _FENCE_TEXT : following * _STRIDE : _STRIDE]
+        joined: list[str] = [""] * (2 * len(pieces) - 1)
+        joined[::2] = pieces
+        joined[1::2] = map("\n".__add__, fences)
+        return "".join(joined)[1:]
+
+    def _next_heading(self, index: int) -> int:
+        """The match index of the first heading after match *index*, or the count."""
+        levels = self.levels
+        # list.index searches in C; a level absent after *index* is counted past the end.
+        return min(
+            levels.index(level, index + 1) if level in levels[index + 1 :] else self.count
+            for level in ("#", "##")
+        )
 
     def titled(self, name: str, *, last: bool = False, within: bool = False) -> int | None:
-        """The index of the first (or *last*) section whose title is *name*, or holds
-        it (*within*), compared case-insensitively; ``None`` when there is none."""
-        # A title is part of its raw title, so a title that holds *name* is in a raw
-        # title that holds it: most sections are ruled out by one C-speed test.
-        candidates = [index for index, raw in enumerate(self.raw_titles) if name in raw.casefold()]
-        if last:
-            candidates.reverse()
-        for index in candidates:
-            title = _heading_title(self.raw_titles[index]).casefold()
+        """The match index of the first (or *last*) H2 heading whose title is *name*,
+        or holds it (*within*), compared case-insensitively; ``None`` when none is."""
+        # A title is part of its raw title (what follows the blank), so a title that
+        # holds *name* is in a raw title that holds it: only those are looked at.
+        for index in self._holding(name, last=last):
+            raw = self.titles[index]
+            if self.levels[index] != "##" or raw is None:
+                continue
+            title = _heading_title(raw).casefold()
             if name in title if within else title == name:
                 return index
         return None
+
+    def _holding(self, name: str, *, last: bool) -> Iterator[int]:
+        """The match index of each raw title that holds *name*, casefolded, in order
+        (or in reverse order)."""
+        folded = self.folded
+        found = folded.rfind(name) if last else folded.find(name)
+        if found < 0:
+            return
+        if self.title_ends is None:
+            # Where each title's NUL is, in C: accumulated lengths, plus one each.
+            lengths = map(len, folded[:-1].split("\x00"))
+            self.title_ends = list(accumulate(map(add, lengths, repeat(1))))
+        while found >= 0:
+            index = bisect_right(self.title_ends, found)
+            yield index
+            if last:
+                start = self.title_ends[index - 1] if index else 0
+                found = folded.rfind(name, 0, start)
+            else:
+                found = folded.find(name, self.title_ends[index])
 
 
 def _heading_title(rest: str | None) -> str:
@@ -451,12 +491,16 @@ def _rules(sections: _Sections) -> tuple[str, ...]:
     chosen = sections.titled("rules", last=True)
     if chosen is None:
         return ()
-    # findall gives "" for the item of a fenced block (an item is never ""); an item
-    # and its continuation lines are each stripped and joined with one space.
-    return tuple(
-        [
-            " ".join(map(str.strip, (item + more).split("\n"))) if more else item.strip()
-            for item, more, _tick, _tilde in _RULE_RE.findall("\n" + sections.text(chosen))
-            if item
-        ]
-    )
+    # findall gives "" for the item of a fenced block (an item is never ""). An item
+    # and its continuation lines are each stripped and joined with one space, all in
+    # C: every line stripped, the lines joined with a space, then each item stripped
+    # where a NUL (which no body holds) parts it from the next.
+    items = [
+        item + more
+        for item, more, _tick, _tilde in _RULE_RE.findall("\n" + sections.text(chosen))
+        if item
+    ]
+    if not items:
+        return ()
+    lines = " ".join(map(str.strip, "\x00".join(items).split("\n")))
+    return tuple(map(str.strip, lines.split("\x00")))
