@@ -444,3 +444,32 @@ def test_t141_re_letters_and_digits_are_letters_and_digits() -> None:
         for code in range(0x110000)
         if not 0xD800 <= code <= 0xDFFF and word.match(chr(code))
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Decided in Python, not by the C-speed checks: a joiner at the end of a scanned
+        # stretch (its lookahead cannot see past it), a selector after a symbol outside
+        # the blocks those checks name, a ZWJ after a virama of a script beyond them.
+        pytest.param("x" * 254 + "\u0645\u200c\u0645", id="joiner-at-a-stretch-end"),
+        pytest.param("\u2e80\ufe0f", id="selector-after-a-cjk-radical"),
+        pytest.param("\U00011046\u200d", id="zwj-after-a-brahmi-virama"),
+    ],
+)
+def test_t141_contexts_left_to_python_are_decided_as_the_rules_say(text: str) -> None:
+    assert find_hidden(text) is None
+    assert reveal(text) is text
+
+
+def test_t141_the_answers_kept_are_bounded() -> None:
+    # 1,100 windows, each different: the first 1,024 answers are kept, every one right.
+    text = "".join(f"{chr(0x4E00 + i)}\u200b" for i in range(1100))
+    assert reveal(text) == text.replace("\u200b", "[U+200B]")
+
+
+def test_without_takes_code_points_out_of_ranges() -> None:
+    from skillguard._text import _without
+
+    cut = frozenset(map(chr, (1, 5, 10, 20)))
+    assert _without(((1, 10), (12, 14), (20, 20)), cut) == ((2, 4), (6, 9), (12, 14))

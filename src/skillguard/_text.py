@@ -496,8 +496,7 @@ class _Context:
         """Whether the suspect character at *index* is one a real script needs there."""
         text = self.text
         if text[index] in _BIDI_MARKS:
-            if index < self.marks_until:
-                return True
+            # Never before marks_until: the scan passes over those marks.
             if self.refused_from <= index < self.refused_to:
                 return False
             if self.astral is None:
