@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import assume, given, settings
@@ -30,6 +31,11 @@ from skillguard._cli import main
 from skillguard._fs import OutputFolder
 from skillguard._text import find_hidden
 from tests.test_fs_write import file_size_limit
+
+from .steps import Meter, grows_linearly, meter_module, python_steps
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "agents"
@@ -1003,3 +1009,79 @@ def test_t216_a_full_disk_fails_one_composed_file_and_says_why(
     assert "FAILED alpha: not_found/unreadable" in out
     assert "the generated file cannot be written (EFBIG)" in out
     assert sorted(p.name for p in output.iterdir()) == ["plan.md"]  # no temporary left
+
+
+# -- leftovers in time, and split across lines (T142, T143) --------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [lambda n: "{{" * n, lambda n: "{{x" * n + "}", lambda n: ("{{" + " " * n + "\n") * 8],
+    ids=["braces", "unclosed-tokens", "blank-lines-after-braces"],
+)
+def test_t142_the_leftover_check_is_linear(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: Callable[[int], str]
+) -> None:
+    from skillguard._agents import _compose
+
+    meter = Meter()
+    meter_module(monkeypatch, _compose, meter)
+    tokens = token_map()
+
+    def cost(n: int) -> int:
+        agent = make_agent(tmp_path / str(n), body(n))
+        meter.steps = 0
+        steps = python_steps(lambda: compose(agent, "pi", token_map=tokens))
+        return steps + meter.steps
+
+    assert grows_linearly(cost, 200)
+    refused("leftover_token", make_agent(tmp_path / "once", body(200)))
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        *("{{SECTION:\npolling}}", "{{TOOL:\ntask}}", "{{PATH:\nskills}}"),
+        *("{{TOOL:task\n}}", "{{\n", "{{"),
+    ],
+)
+def test_t143_a_token_split_by_a_line_break_is_a_leftover(tmp_path: Path, token: str) -> None:
+    agent = make_agent(tmp_path, f"a {token} b\n", sections={"polling": "p\n"})
+    error = refused("leftover_token", agent)
+    assert error.reason.isascii()
+    assert "\n" not in error.reason
+
+
+def test_t143_a_split_token_in_a_section_or_a_field_is_a_leftover(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path / "a", "{{SECTION:p}}\n", sections={"p": "use {{TOOL:\ntask}}\n"})
+    refused("leftover_token", agent)
+    front = {**FRONT, "description": "uses {{TOOL:\ntask}}"}
+    refused("leftover_token", make_agent(tmp_path / "b", "x", front=front))
+    # A tool is one line (not_one_line otherwise): a token never closed is a leftover.
+    front = {**FRONT, "tools": ["bash", "{{TOOL:task"]}
+    refused("leftover_token", make_agent(tmp_path / "c", "x", front=front))
+
+
+def test_t143_a_split_token_never_reaches_the_pi_prompt(tmp_path: Path) -> None:
+    from skillguard import load_agent_context
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "ralph", repo / "agents" / "ralph")
+    shutil.copy(EXAMPLES / "token-map.json", repo / "agents" / "token-map.json")
+    polling = repo / "agents" / "ralph" / "pi" / "polling.md"
+    polling.write_text(polling.read_text() + "\nThen call {{TOOL:\ntask}} again.\n")
+    with pytest.raises(MalformedSkillError) as caught:
+        load_agent_context(repo, "ralph", harnesses=("pi",))
+    assert caught.value.code == "leftover_token"
+
+
+def test_t143_validate_reports_a_split_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "agents"
+    make_agent(root, "{{SECTION:\npolling}}\n", sections={"polling": "p\n"})
+    (root / "token-map.json").write_text(json.dumps(MAP))
+    code = main(["agent", "validate", "--token-map", str(root / "token-map.json"), str(root)])
+    out, _ = capsys.readouterr()
+    assert code != 0
+    assert "leftover_token" in out

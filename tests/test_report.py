@@ -23,6 +23,7 @@ from skillguard._report import _CATCH_ALL_LABELS, _KINDS, _LABEL_CHARS, _label
 from skillguard._text import find_hidden
 
 from .audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
+from .steps import Meter, grows_linearly, meter_module, python_steps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -788,3 +789,20 @@ def test_t190_nothing_after_the_first_bad_line_is_read() -> None:
     assert (result.line, result.reason) == (1, "an empty line")
     assert pulled == 2  # the bad line, and the one read ahead (is it the last?)
     assert "Nothing after line 1 (byte 0) was read" in Page(raw).all_text
+
+
+# -- a run of spaces (T144) -------------------------------------------------------------
+
+
+def test_t144_a_run_of_inner_spaces_costs_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    import skillguard._report as report
+
+    meter = Meter()
+    meter_module(monkeypatch, report, meter)
+
+    def cost(n: int) -> int:
+        meter.steps = 0
+        return python_steps(lambda: report._shown("a" + " " * n + "b")) + meter.steps
+
+    assert grows_linearly(cost, 200)
+    assert report._shown("  a  b  ") == "[U+0020][U+0020]a  b[U+0020][U+0020]"

@@ -278,7 +278,9 @@ def _bounded(record: Mapping[str, object]) -> dict[str, object]:
 
 # Blanks a reader cannot count: spaces at either end of a value (HTML and SVG drop or
 # hide them) and every blank but the ASCII space (no-break, em, ideographic, ...).
-_ODD_BLANKS: Final = re.compile(r"\A +| +\Z|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+# The trailing run is tried only from its first space, so that no run is read again
+# from each of its spaces (threat-model.md T144).
+_ODD_BLANKS: Final = re.compile(r"\A +|(?<! ) +\Z|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 
 
 def _shown(text: str) -> str:

@@ -24,7 +24,8 @@ repository controls every byte of it, and a harness will trust what is composed,
      TOOL token is resolved the same way, and a ``null`` one is omitted.
   3. ``{{PATH:name}}``: through the token map; a name that is not in the map is kept
      as a path, which must be relative (no ``..``, not absolute).
-  4. Any ``{{...}}`` left over, in the body or in a frontmatter value, is an error.
+  4. Any ``{{`` left over, in the body or in a frontmatter value, is an error: a
+     token split across lines, or never closed, is refused like an unknown one.
 
 * The frontmatter is emitted as YAML that is safe by construction: every scalar is
   double-quoted with every character that YAML could read otherwise escaped, ``tools``
@@ -97,9 +98,10 @@ _OPTIONAL: Final = ("model", "argumentHint")
 _SECTION_RE: Final = re.compile(r"\{\{SECTION:([^{}\n]*)\}\}")
 _TOOL_RE: Final = re.compile(r"\{\{TOOL:([^{}\n]*)\}\}")
 _PATH_RE: Final = re.compile(r"\{\{PATH:([^{}\n]*)\}\}")
-_LEFTOVER_RE: Final = re.compile(r"\{\{[^\n]*?\}\}")
 # Characters a double-quoted YAML scalar must spell as escapes: the quote, the
 # backslash, every control and every character YAML treats as a line break.
+# How much of a leftover token a refusal shows (safe_repr cuts it shorter).
+_SHOWN_TOKEN: Final = 256
 _YAML_ESCAPES: Final = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
 _YAML_ESCAPE_RE: Final = re.compile('[\\\\"\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]')
 
@@ -403,12 +405,23 @@ class _Resolver:
 
 
 def _refuse_leftover(text: str, what: str) -> None:
-    leftover = _LEFTOVER_RE.search(text)
-    if leftover is not None:
-        raise MalformedSkillError(
-            "leftover_token",
-            f"{what}: the token {safe_repr(leftover.group())} was not resolved",
-        )
+    """Refuse any "{{" left after the substitutions: every well-formed token on one
+    line was resolved or refused, so what is left is a typo, a section's own token, or
+    a token split across lines (``{{TOOL:\ntask}}``), which no pass resolves and a
+    harness might (T103, T143). One search, never a scan of the line from every "{{"
+    (T142)."""
+    start = text.find("{{")
+    if start < 0:
+        return
+    # Name the token up to its "}}" or its line's end, as far as safe_repr shows.
+    shown = text[start : start + _SHOWN_TOKEN]
+    shown = shown.partition("\n")[0]
+    close = shown.find("}}", 2)
+    if close >= 0:
+        shown = shown[: close + 2]
+    raise MalformedSkillError(
+        "leftover_token", f"{what}: the token {safe_repr(shown)} was not resolved"
+    )
 
 
 # -- emitting --------------------------------------------------------------------------
