@@ -773,11 +773,11 @@ def verify_records(
 # fraction of other than 3 or 6 digits, ``Z`` and ``+0100``): a time means the same on
 # every Python skillguard supports. A date, then optionally ``T`` (or a space) and
 # ``HH[:MM[:SS[.fraction]]]``, then optionally ``Z`` or an offset ``+HH[:MM]``.
+# ASCII digits only ([0-9], not \d, which matches every script's digits).
 _ISO_TIME = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
-    r"(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?",
-    re.ASCII,
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[T ]([0-9]{2})(?::([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?)?"
+    r"(?:([Zz])|([+-])([0-9]{2})(?::?([0-9]{2}))?)?)?"
 )
 
 
