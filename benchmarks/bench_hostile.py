@@ -9,23 +9,40 @@ Every input is built to make one stage work as hard as the caps allow (256 KiB f
 near-fences, a fence just past the cap, deep flow nesting, many keys, maximal scalars,
 CR-only line ends, non-ASCII everywhere, tabs and escapes in quoted strings, blank
 lines before a block scalar, and, for the policy file (1 MiB, 200,000 nodes), the
-largest policies that fit. Each runs ``parse_skill`` (or ``AllowPolicy.from_yaml``)
-R rounds, interleaved; the best round counts. The report lists the slowest first
-with the outcome (accepted, or the refusal code). The goal is that no SKILL.md input
-takes over 50 ms; policies are the operator's own file, read once, and are reported
-apart.
+largest policies that fit.
+
+Each parser gets the shapes that once cost time out of proportion to the input
+(threat-model.md T140-T144), and the densest input of every kind of line it reads:
+``parse_skill`` (a body, a description and metadata values of bidi marks that one
+right-to-left letter allows; runs of joiners, selectors, emoji and flag tags),
+``parse_agent`` (a heading or a ``Read`` line of blanks, fenced Rules and Core
+Knowledge sections, and nothing but headings, items, continued items or directives),
+``compose`` (an ``agent.md`` of ``{{``, of unclosed tokens, of includes; the composed
+file is read back by ``parse_agent``) and ``AllowPolicy.from_yaml``.
+
+Each input runs R rounds, interleaved; the best round counts, in CPU time of this
+process (``time.process_time``), so that other work on a shared machine is not
+charged to it. The report lists each parser's inputs slowest first, with the outcome
+(accepted, or the refusal code), the time of a plain read of the same bytes from a
+file, and the ratio to ``parse_skill`` of a benign SKILL.md of the same size (prose,
+headings and lists). The goal: no SKILL.md, agent or composed input over 50 ms.
+Policies are the operator's own file, read once, and are reported apart.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import tempfile
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillguard import Limits, MalformedSkillError, PolicyError
+from skillguard import Limits, MalformedSkillError, PolicyError, SkillError, parse_skill
 from skillguard._skills.parse import parse_skill_with
 from skillguard._skills.policy import POLICY_LIMITS, parse_policy_with
+from skillguard.agents import compose, parse_agent, parse_token_map
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -110,7 +127,114 @@ def skill_inputs() -> dict[str, bytes]:
             HEAD + "metadata:\n" + _keys(2000, "v").replace("k", "  k")
         ),
         "syntax error at the end of 32 KiB": _skill(HEAD + _keys(1800, "v") + "x: [\n"),
+        # The character rules (T141): bidi marks that one right-to-left letter allows.
+        "body: one line of LRM marks, a Hebrew letter at its end": _skill(
+            HEAD, _fill(LRM, body_room - 2) + HEBREW
+        ),
+        "body: 1 KiB lines of LRM marks, each ending in a letter": _skill(
+            HEAD, _fill(LRM * 340 + HEBREW + "\n", body_room)
+        ),
+        "body: LRM between Latin letters, a Hebrew letter at the end": _skill(
+            HEAD, _fill("x" + LRM, body_room - 2) + HEBREW
+        ),
+        "body: short lines of a Hebrew letter, a gap and a mark": _skill(
+            HEAD, _fill(HEBREW + "xxxxxx" + LRM + "\n", body_room)
+        ),
+        "description of 1,023 LRM marks and a letter": _skill(
+            f"name: demo\ndescription: {LRM * 1023}{HEBREW}\n"
+        ),
+        "three 8 KiB metadata values of LRM marks and a letter": _skill(
+            HEAD + "metadata:\n" + _keys(3, LRM * 2700 + HEBREW).replace("k", "  k")
+        ),
+        "body: ZWNJ between Arabic letters": _skill(HEAD, _fill(ALEF + ZWNJ, body_room) + ALEF),
+        "body: ZWNJ after viramas": _skill(HEAD, _fill("\u0915\u094d" + ZWNJ, body_room)),
+        "body: emoji ZWJ sequences": _skill(HEAD, _fill("\U0001f468\u200d", body_room) + "x"),
+        "body: variation selectors after symbols": _skill(HEAD, _fill("\u2764\ufe0f", body_room)),
+        "body: subdivision flags": _skill(HEAD, _fill(FLAG, body_room)),
     }
+
+
+# The characters of the character-rule inputs.
+LRM = "\u200e"
+HEBREW = "\u05d0"
+ALEF = "\u0627"
+ZWNJ = "\u200c"
+FLAG = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
+AGENT_HEAD = "name: demo\ndescription: Does a thing.\n"
+
+
+def agent_inputs() -> dict[str, bytes]:
+    room = FILE - 64
+
+    def agent(body: str) -> bytes:
+        return _skill(AGENT_HEAD, body)
+
+    return {
+        # The shapes that cost time out of proportion (T140).
+        "heading line of 256 KiB of blanks": agent("## x" + " " * (room - 8) + "y\n"),
+        "heading of blanks before a closing run": agent("## x" + " \t" * (room // 2 - 8) + "#y\n"),
+        "Read line of 256 KiB of blanks": agent(
+            "## Core Knowledge\nRead x" + " " * (room - 32) + "y\n"
+        ),
+        "fenced Rules section (256 KiB)": agent("## Rules\n" + _fill("```\n```\n", room)),
+        "fenced Rules section with items": agent("## Rules\n" + _fill("```\n- a\n```\n", room)),
+        "fenced Core Knowledge section": agent(
+            "## Core Knowledge\n" + _fill("~~~\nRead a\n~~~\n", room)
+        ),
+        "fence of 128 KiB of backticks, lines of one fewer": agent(
+            "## Rules\n" + "`" * (room // 2) + "\n" + "`" * (room // 2 - 16) + "x\n"
+        ),
+        # The densest lines of every kind.
+        "nothing but H2 headings": agent(_fill("##\n", room)),
+        "nothing but H1 headings": agent(_fill("#\n", room)),
+        "H1 and H2 headings in turn": agent(_fill("#\n##\n", room)),
+        "H2 headings titled Rules": agent(_fill("## Rules\n", room)),
+        "nothing but H3 headings": agent(_fill("###\n", room)),
+        "Rules of one-word items": agent("## Rules\n" + _fill("- a\n", room)),
+        "Rules of items each continued": agent("## Rules\n" + _fill("- a\nb\n", room)),
+        "Core Knowledge of Read directives": agent("## Core Knowledge\n" + _fill("Read a\n", room)),
+        "Rules of items and fenced blocks in turn": agent(
+            "## Rules\n" + _fill("- a\n```\n```\n", room)
+        ),
+        "H2 headings and fenced blocks in turn": agent(_fill("##\n```\n```\n", room)),
+        "unclosed fence of near-closing lines": agent("## Rules\n```\n" + _fill("```x\n", room)),
+        "body of newlines": agent("\n" * room),
+        "body: one line of LRM marks, a Hebrew letter at its end": agent(
+            _fill(LRM, room - 2) + HEBREW
+        ),
+        "description of 1,023 LRM marks and a letter": _skill(
+            f"name: demo\ndescription: {LRM * 1023}{HEBREW}\n"
+        ),
+    }
+
+
+def compose_inputs(root: Path) -> dict[str, Path]:
+    """Agent folders for pi, each with the token map's one tool, written under *root*."""
+    # The composed file (the frontmatter, then the body) is capped at 256 KiB too.
+    room = FILE - 1024
+    sections = {"s": "x\n"}
+    bodies = {
+        "agent.md of 256 KiB of {{": "{{" * (room // 2),
+        "agent.md of unclosed tokens": _fill("{{TOOL:t", room),
+        "agent.md of tokens split across lines": _fill("{{TOOL:\nt}}", room),
+        "agent.md of lines of blanks after {{": _fill("{{" + " " * 1000 + "\n", room),
+        "agent.md of 128 KiB of includes": _fill("{{SECTION:s}}", room // 2),
+        "agent.md of tool tokens": _fill("{{TOOL:t}}", room // 2),
+        "agent.md: a heading line of blanks": "## x" + " " * (room - 8) + "y\n",
+        "agent.md: fenced Rules section": "## Rules\n" + _fill("```\n```\n", room),
+        "agent.md: one line of LRM marks and a letter": _fill(LRM, room - 2) + HEBREW,
+    }
+    folders: dict[str, Path] = {}
+    for index, (name, body) in enumerate(bodies.items()):
+        folder = root / f"agent{index}"
+        (folder / "pi").mkdir(parents=True)
+        (folder / "agent.md").write_text(body, encoding="utf-8")
+        front = {"name": "demo", "description": "Does a thing.", "tools": ["{{TOOL:t}}"]}
+        (folder / "pi" / "frontmatter.json").write_text(json.dumps(front))
+        for section, text in sections.items():
+            (folder / "pi" / f"{section}.md").write_text(text)
+        folders[name] = folder
+    return folders
 
 
 def policy_inputs() -> dict[str, bytes]:
@@ -153,6 +277,62 @@ def _policy_runner(raw: bytes, backend: str) -> Callable[[], str]:
     return run
 
 
+def _agent_runner(raw: bytes) -> Callable[[], str]:
+    def run() -> str:
+        try:
+            parse_agent(raw)
+        except MalformedSkillError as exc:
+            return exc.code
+        return "accepted"
+
+    return run
+
+
+TOKEN_MAP = parse_token_map(
+    json.dumps({"version": 1, "harnesses": ["pi"], "tools": {"t": {"pi": "task"}}}).encode()
+)
+
+
+def _compose_runner(folder: Path) -> Callable[[], str]:
+    def run() -> str:
+        try:
+            compose(folder, "pi", token_map=TOKEN_MAP)
+        except SkillError as exc:
+            return exc.code
+        return "accepted"
+
+    return run
+
+
+def benign_skill(size: int) -> bytes:
+    """A SKILL.md of *size* bytes of ordinary prose, headings and lists."""
+    block = (
+        "## Usage\n\nRun the tool on each file of the project, then read its report. "
+        "It lists what changed and why, one line per change.\n\n"
+        "- Check the inputs first.\n- Keep the output small.\n\n"
+    )
+    head = f"---\n{HEAD}---\n"
+    return (head + _fill(block, size - len(head))).encode()
+
+
+def _best(run: Callable[[], object], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        run()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+class Group:
+    """One parser's inputs: a runner, the bytes read, and where they are on disk."""
+
+    def __init__(self, title: str, *, goal: bool) -> None:
+        self.title = title
+        self.goal = goal
+        self.runners: dict[str, tuple[Callable[[], str], bytes]] = {}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -160,46 +340,87 @@ def main() -> None:
     parser.add_argument("--backend", choices=["c", "pure"], default="c")
     args = parser.parse_args()
 
-    runners: dict[str, tuple[Callable[[], str], int]] = {}
+    scratch = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
+    groups = [
+        Group("SKILL.md (parse_skill)", goal=True),
+        Group("agent file (parse_agent)", goal=True),
+        Group("composed agent for pi (compose, then parse_agent)", goal=True),
+        Group("policy file (AllowPolicy.from_yaml)", goal=False),
+    ]
     for name, raw in skill_inputs().items():
         assert len(raw) <= FILE, name
-        runners[name] = (_skill_runner(raw, args.backend), len(raw))
-    policies = {
-        name: (_policy_runner(raw, args.backend), len(raw)) for name, raw in policy_inputs().items()
-    }
-    runners.update(policies)
+        groups[0].runners[name] = (_skill_runner(raw, args.backend), raw)
+    for name, raw in agent_inputs().items():
+        assert len(raw) <= FILE, name
+        groups[1].runners[name] = (_agent_runner(raw), raw)
+    for name, folder in compose_inputs(scratch / "agents").items():
+        raw = (folder / "agent.md").read_bytes()
+        assert len(raw) <= FILE, name
+        groups[2].runners[name] = (_compose_runner(folder), raw)
+    for name, raw in policy_inputs().items():
+        groups[3].runners[name] = (_policy_runner(raw, args.backend), raw)
 
-    best = dict.fromkeys(runners, float("inf"))
+    # The same bytes read from a file (the floor of anything that reads them), and
+    # parse_skill of a benign SKILL.md of the same size.
+    files: dict[str, Path] = {}
+    for group_index, group in enumerate(groups):
+        for index, (name, (_run, raw)) in enumerate(group.runners.items()):
+            files[name] = scratch / f"input-{group_index}-{index}"
+            files[name].write_bytes(raw)
+    benign = {
+        size: benign_skill(size)
+        for size in {len(raw) for g in groups[:3] for _, raw in g.runners.values()}
+    }
+
+    best: dict[str, float] = {}
     outcome: dict[str, str] = {}
     gc.disable()  # a collection in one round would be charged to whichever input ran
     try:
         for _ in range(args.rounds):
-            for name, (run, _size) in runners.items():
-                start = time.perf_counter()
-                outcome[name] = run()
-                best[name] = min(best[name], time.perf_counter() - start)
+            for group in groups:
+                for name, (run, _raw) in group.runners.items():
+                    start = time.process_time()
+                    outcome[name] = run()
+                    spent = time.process_time() - start
+                    best[name] = min(best.get(name, float("inf")), spent)
             gc.collect()
+        read = {name: _best(path.read_bytes, args.rounds) for name, path in files.items()}
+        benign_time = {
+            size: _best(lambda raw=raw: parse_skill(raw), args.rounds)  # type: ignore[misc]
+            for size, raw in benign.items()
+        }
     finally:
         gc.enable()
 
-    print(f"{len(runners)} hostile inputs, {args.backend} backend, best of {args.rounds} rounds")
-    for title, names in (
-        ("SKILL.md (parse_skill)", [n for n in runners if n not in policies]),
-        ("policy file (AllowPolicy.from_yaml)", list(policies)),
-    ):
-        ranked = sorted(names, key=best.__getitem__, reverse=True)
-        print(f"\n{title}: slowest first")
+    total = sum(len(group.runners) for group in groups)
+    print(f"{total} hostile inputs, {args.backend} backend, best of {args.rounds} rounds, CPU time")
+    print("columns: time, size, outcome, plain read, x benign parse_skill of that size, input")
+    worst: list[tuple[str, str, float, float]] = []
+    for group in groups:
+        ranked = sorted(group.runners, key=best.__getitem__, reverse=True)
+        print(f"\n{group.title}: slowest first")
         for name in ranked[: args.top]:
-            size = runners[name][1]
-            print(
-                f"  {best[name] * 1000:8.2f} ms  {size / 1024:7.1f} KiB  {outcome[name]:<22} {name}"
+            size = len(group.runners[name][1])
+            ratio = (
+                f"{best[name] / max(benign_time[size], 1e-9):7.0f}x"
+                if size in benign_time
+                else "      -"
             )
-    slowest = max((n for n in runners if n not in policies), key=best.__getitem__)
-    verdict = "within" if best[slowest] * 1000 <= GOAL_MS else "OVER"
-    print(
-        f"\nslowest SKILL.md input: {best[slowest] * 1000:.2f} ms ({slowest}), "
-        f"{verdict} the {GOAL_MS:.0f} ms goal"
-    )
+            print(
+                f"  {best[name] * 1000:8.2f} ms  {size / 1024:7.1f} KiB  {outcome[name]:<22} "
+                f"{read[name] * 1000:6.3f} ms  {ratio}  {name}"
+            )
+        if group.goal:
+            slowest = ranked[0]
+            size = len(group.runners[slowest][1])
+            worst.append((group.title, slowest, best[slowest], benign_time.get(size, 0.0)))
+    print()
+    for title, name, spent, benign_spent in worst:
+        verdict = "within" if spent * 1000 <= GOAL_MS else "OVER"
+        print(
+            f"slowest {title}: {spent * 1000:.2f} ms ({name}), {verdict} the {GOAL_MS:.0f} ms "
+            f"goal; {spent / max(benign_spent, 1e-9):.0f}x parse_skill of a benign file of its size"
+        )
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import assume, given, settings
@@ -31,6 +32,11 @@ from skillguard.agents import (
     parse_agent,
     parse_token_map,
 )
+from tests.fs.test_fs_write import file_size_limit
+from tests.steps import Meter, grows_linearly, meter_module, python_steps
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "agents"
@@ -982,3 +988,100 @@ def test_t105_the_output_folder_writes_plain_files_only(tmp_path: Path) -> None:
         assert caught.value.code == "not_regular_file"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.md", "pipe.md"]
     folder.close()  # closing twice is harmless
+
+
+def test_t216_a_full_disk_fails_one_composed_file_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A write the file system refuses part way (a real file-size limit, as a full
+    # disk): the OSError escaped OutputFolder.write, so compose ended with "internal
+    # error (OSError)", said nothing of the disk, and the agents after it were never
+    # written.
+    root = tmp_path / "agents"
+    make_agent(root, "{{TOOL:task}}\n" + "long line of instructions\n" * 2000, name="alpha")
+    make_agent(root, "plan\n", name="plan")
+    map_file = tmp_path / "token-map.json"
+    map_file.write_text(json.dumps(MAP))
+    output = tmp_path / "out"
+    args = ["compose", "--harness", "pi", "--token-map", str(map_file), "--output", str(output)]
+    with file_size_limit(16 * 1024):
+        code, out, err = cli(capsys, *args, str(root))
+    assert (code, err) == (1, "")
+    assert "FAILED alpha: not_found/unreadable" in out
+    assert "the generated file cannot be written (EFBIG)" in out
+    assert sorted(p.name for p in output.iterdir()) == ["plan.md"]  # no temporary left
+
+
+# -- leftovers in time, and split across lines (T142, T143) --------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [lambda n: "{{" * n, lambda n: "{{x" * n + "}", lambda n: ("{{" + " " * n + "\n") * 8],
+    ids=["braces", "unclosed-tokens", "blank-lines-after-braces"],
+)
+def test_t142_the_leftover_check_is_linear(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: Callable[[int], str]
+) -> None:
+    meter = Meter()
+    for name in ("compose", "compose_emit", "compose_read", "compose_tokens"):
+        meter_module(monkeypatch, importlib.import_module(f"skillguard._agents.{name}"), meter)
+    tokens = token_map()
+
+    def cost(n: int) -> int:
+        agent = make_agent(tmp_path / str(n), body(n))
+        meter.steps = 0
+        steps = python_steps(lambda: compose(agent, "pi", token_map=tokens))
+        return steps + meter.steps
+
+    assert grows_linearly(cost, 200)
+    refused("leftover_token", make_agent(tmp_path / "once", body(200)))
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        *("{{SECTION:\npolling}}", "{{TOOL:\ntask}}", "{{PATH:\nskills}}"),
+        *("{{TOOL:task\n}}", "{{\n", "{{"),
+    ],
+)
+def test_t143_a_token_split_by_a_line_break_is_a_leftover(tmp_path: Path, token: str) -> None:
+    agent = make_agent(tmp_path, f"a {token} b\n", sections={"polling": "p\n"})
+    error = refused("leftover_token", agent)
+    assert error.reason.isascii()
+    assert "\n" not in error.reason
+
+
+def test_t143_a_split_token_in_a_section_or_a_field_is_a_leftover(tmp_path: Path) -> None:
+    agent = make_agent(tmp_path / "a", "{{SECTION:p}}\n", sections={"p": "use {{TOOL:\ntask}}\n"})
+    refused("leftover_token", agent)
+    front = {**FRONT, "description": "uses {{TOOL:\ntask}}"}
+    refused("leftover_token", make_agent(tmp_path / "b", "x", front=front))
+    # A tool is one line (not_one_line otherwise): a token never closed is a leftover.
+    front = {**FRONT, "tools": ["bash", "{{TOOL:task"]}
+    refused("leftover_token", make_agent(tmp_path / "c", "x", front=front))
+
+
+def test_t143_a_split_token_never_reaches_the_pi_prompt(tmp_path: Path) -> None:
+    from skillguard.agents import load_agent_context
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "ralph", repo / "agents" / "ralph")
+    shutil.copy(EXAMPLES / "token-map.json", repo / "agents" / "token-map.json")
+    polling = repo / "agents" / "ralph" / "pi" / "polling.md"
+    polling.write_text(polling.read_text() + "\nThen call {{TOOL:\ntask}} again.\n")
+    with pytest.raises(MalformedSkillError) as caught:
+        load_agent_context(repo, "ralph", harnesses=("pi",))
+    assert caught.value.code == "leftover_token"
+
+
+def test_t143_validate_reports_a_split_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "agents"
+    make_agent(root, "{{SECTION:\npolling}}\n", sections={"polling": "p\n"})
+    (root / "token-map.json").write_text(json.dumps(MAP))
+    code = main(["agent", "validate", "--token-map", str(root / "token-map.json"), str(root)])
+    out, _ = capsys.readouterr()
+    assert code != 0
+    assert "leftover_token" in out

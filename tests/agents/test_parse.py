@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -12,8 +14,13 @@ from hypothesis import strategies as st
 import skillguard
 import skillguard.agents
 from skillguard import AllowPolicy, Limits, MalformedSkillError, SkillUsageError
+from skillguard._agents import parse as agent_parse_module
 from skillguard._agents.envelope import agent_envelope, dumps
 from skillguard.agents import AgentDefinition, agent_tools, parse_agent
+from tests.steps import Meter, grows_linearly, meter_module, python_steps
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 
@@ -575,3 +582,155 @@ def test_agent_tools_takes_a_context(tmp_path: Path) -> None:
     context = load_agent_context(tmp_path, "devops")
     result = agent_tools(context, POLICY, agent=context.identity)
     assert (result.effective, result.not_granted) == (frozenset({"Read"}), ("Write",))
+
+
+# -- time in proportion to the input (T140) -----------------------------------------
+
+# Each shape grows with n: the three that cost time out of proportion before (a heading
+# or a Read line holding a long run of blanks, and fenced blocks in the sections that
+# are read line by line), and the densest shapes of every kind of line the parser reads.
+T140_SHAPES: dict[str, Callable[[int], str]] = {
+    "heading-of-blanks": lambda n: "## x" + " " * n + "y\n",
+    "heading-of-blanks-before-hashes": lambda n: "## x" + " \t" * n + "#y ##\n",
+    "read-line-of-blanks": lambda n: "## Core Knowledge\nRead x" + " " * n + "y\n",
+    "fences-in-rules": lambda n: "## Rules\n" + "```\n- a\n```\n" * n,
+    "fences-in-core-knowledge": lambda n: "## Core Knowledge\n" + "~~~\nRead a\n~~~\n" * n,
+    "long-fence-runs": lambda n: "## Rules\n" + "`" * n + "\n" + ("`" * (n - 1) + "x\n") * 4,
+    "unclosed-fence": lambda n: "## Rules\n```\n" + "```x\n" * n,
+    "h2-headings": lambda n: "##\n" * n,
+    "h1-and-h2-headings": lambda n: "#\n## Rules\n" * n,
+    "items": lambda n: "## Rules\n" + "- a\n" * n,
+    "continued-items": lambda n: "## Rules\n" + "- a\n  b\n" * n,
+    "item-of-blanks": lambda n: "## Rules\n- a" + " " * n + "\n" + " " * n + "b\n",
+    "read-lines": lambda n: "## Core Knowledge\n" + "- Read a\n" * n,
+}
+
+
+def _agent_work(
+    monkeypatch: pytest.MonkeyPatch, body: Callable[[int], str]
+) -> Callable[[int], int]:
+    """The steps parse_agent takes on body(n): its own lines run, and the steps of
+    every pattern of the agent parser it calls."""
+    meter = Meter()
+    meter_module(monkeypatch, agent_parse_module, meter)
+
+    def cost(n: int) -> int:
+        meter.steps = 0
+        raw = doc("name: a\ndescription: d\n", body(n))
+        return python_steps(lambda: parse_agent(raw)) + meter.steps
+
+    return cost
+
+
+@pytest.mark.parametrize("shape", T140_SHAPES)
+def test_t140_the_agent_parser_does_work_in_proportion_to_the_body(
+    monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    assert grows_linearly(_agent_work(monkeypatch, T140_SHAPES[shape]), 60)
+
+
+def test_t140_the_issue_s_heading_is_parsed() -> None:
+    # The reported input: a 30,000-blank heading, which stalled even the default deny.
+    parsed = parse_agent(b"---\nname: a\ndescription: d\n---\n## x" + b" " * 30000 + b"y\n")
+    assert parsed.persona == "d"
+
+
+_LINE_PARTS = st.sampled_from(
+    ["", " ", "  ", "   ", "    ", "\t", "#", "##", "###", "`", "```", "````", "~~~", "~~~~",
+     "-", "*", "+", "1.", "2)", "Read", "Read ", "Rules", "rules", "Persona", "a persona",
+     "Core Knowledge", "x", " #", " ##", "`x", "\u3000", "\u00a0", "\x85"]
+)  # fmt: skip
+_LINES = st.lists(st.lists(_LINE_PARTS, max_size=5).map("".join), max_size=25).map("\n".join)
+
+
+def _reference_body(body: str) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+    """persona, core knowledge and rules by the module docstring's rules, one line at a
+    time, with the patterns written the obvious way (slow on purpose)."""
+    heading = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+    item = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(\S.*)")
+    read = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(Read[ \t]+\S.*?)[ \t]*")
+    opening = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+    sections: list[tuple[str, list[tuple[str, bool]]]] = []
+    fence: str | None = None
+    for line in body.split("\n"):
+        markup = re.match(r" {0,3}[#`~]", line) is not None
+        fenced = fence is not None
+        stripped = line.lstrip(" ")
+        if fence is not None:
+            if markup and stripped.startswith(fence) and not stripped.rstrip(" \t").strip(fence[0]):
+                fence = None
+        elif (
+            (found := opening.fullmatch(line))
+            and markup
+            and not (found.group(1)[0] == "`" and "`" in found.group(2))
+        ):
+            fence, fenced = found.group(1), True
+        elif (found := heading.fullmatch(line)) and len(found.group(1)) <= 2:
+            if len(found.group(1)) == 2:
+                sections.append(((found.group(2) or "").strip().casefold(), []))
+            else:
+                sections.append(("\n# an H1: in no section", []))
+            continue
+        if sections:
+            sections[-1][1].append((line, fenced))
+
+    def first(test: Callable[[str], bool], order: list[Any]) -> list[tuple[str, bool]] | None:
+        return next((lines for title, lines in order if test(title)), None)
+
+    persona = first(lambda t: t == "persona", sections)
+    persona = persona if persona is not None else first(lambda t: "persona" in t, sections)
+    knowledge = first(lambda t: t == "core knowledge", sections) or []
+    rules: list[list[str]] = []
+    open_item = False
+    for line, fenced in first(lambda t: t == "rules", sections[::-1]) or []:
+        if fenced or not line.strip():
+            open_item = False
+        elif found := item.fullmatch(line):
+            rules.append([found.group(1).strip()])
+            open_item = True
+        elif open_item and heading.fullmatch(line) is None:
+            rules[-1].append(line.strip())
+        else:
+            open_item = False
+    directives = [read.fullmatch(line) for line, fenced in knowledge if not fenced]
+    return (
+        None if persona is None else "\n".join(line for line, _ in persona).strip("\n").rstrip(),
+        tuple(found.group(1) for found in directives if found),
+        tuple(" ".join(parts) for parts in rules),
+    )
+
+
+@settings(max_examples=400)
+@given(_LINES)
+def test_t140_sections_follow_the_rules_line_by_line(body: str) -> None:
+    # compat: the body may hold NEL, which strict refuses as a line break for some.
+    parsed = parse_agent(doc("name: a\ndescription: the description\n", body), profile="compat")
+    persona, knowledge, rules = _reference_body(body)
+    assert parsed.persona == ("the description" if persona is None else persona)
+    assert parsed.core_knowledge == knowledge
+    assert parsed.rules == rules
+
+
+@settings(max_examples=25)
+@given(
+    unit=st.lists(_LINE_PARTS, min_size=1, max_size=4).map("".join),
+    lines=st.integers(min_value=1, max_value=3),
+    title=st.sampled_from(["Rules", "Core Knowledge", "Persona", "x"]),
+)
+def test_t140_work_grows_linearly_for_any_repeated_line(unit: str, lines: int, title: str) -> None:
+    # Any line repeated, or a run of one fragment inside a line: the work for four times
+    # the input is at most about four times the work.
+    meter = Meter()
+    with pytest.MonkeyPatch.context() as patch:
+        meter_module(patch, agent_parse_module, meter)
+        for make in (
+            lambda n: f"## {title}\n" + (unit + "\n") * (n * lines),
+            lambda n: f"## {title}\n- a{unit * n}b\n",
+        ):
+
+            def cost(n: int, make: Callable[[int], str] = make) -> int:
+                meter.steps = 0
+                raw = doc("name: a\ndescription: d\n", make(n))
+                return python_steps(lambda: parse_agent(raw)) + meter.steps
+
+            assert grows_linearly(cost, 24, slack=1.25)

@@ -32,11 +32,10 @@ from skillguard import (
     catalog_xml,
     deny_all,
 )
-from skillguard._audit.counts import MAX_COUNTED_NAMES
+from skillguard._audit.counts import MAX_COUNTED_NAMES, MAX_SHOWN_NAMES
 from skillguard._audit.record import MAX_RECORD_BYTES, canonical
 from skillguard._audit.summary import (
     MAX_LISTED_DENIALS,
-    MAX_SHOWN_NAMES,
     _Summary,
     parse_since,
     summarize_log,

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard._audit.counts import MAX_COUNTED_NAMES
+from skillguard._audit.counts import MAX_COUNTED_NAMES, MAX_SHOWN_NAMES
 from skillguard._audit.logset import MAX_LOGS, SAME_LOG_ID, UNREADABLE, _verify, summarize_logs
 from skillguard._audit.record import _GENESIS, _digest, canonical
-from skillguard._audit.summary import MAX_LISTED_DENIALS, MAX_SHOWN_NAMES
+from skillguard._audit.summary import MAX_LISTED_DENIALS
 from skillguard._cli.main import main
 from skillguard._core.errors import SkillUsageError
 from skillguard.audit import (

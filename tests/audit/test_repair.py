@@ -457,3 +457,115 @@ def test_t191_a_repair_that_cannot_write_changes_nothing_and_can_be_run_again(
     assert path.read_bytes() == before
     AuditLog.repair(path)
     assert verify(path).intact  # type: ignore[attr-defined]
+
+
+def test_t211_a_torn_tail_does_not_hide_records_deleted_before_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The host shipped the count (6 lines); someone deletes the last two records and
+    # leaves a fragment where they were: the expected count still finds them missing,
+    # in every reader, rather than a torn tail that repair is said to mend.
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 5)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-2]) + b'{"code":')
+    result = verify(path)
+    assert result.status == TORN  # type: ignore[attr-defined]
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        counted = verify_records(stream, expected_records=6)
+    assert (counted.status, counted.line, counted.records) == ("tampered", 5, 4)
+    assert counted.reason == "2 records missing at the end, and the last line is torn"
+    code, out, _ = run(capsys, "audit", "verify", str(path), "--expect-records", "6")
+    assert (code, out) == (
+        1,
+        "tampered: line 5: 2 records missing at the end, and the last line is torn\n",
+    )
+    other = tmp_path / "other.jsonl"
+    write_log(other, 1)
+    code, out, _ = run(
+        capsys, "audit", "verify", str(other), str(path), "--expect-records", "2",
+        "--expect-records", "6",
+    )  # fmt: skip
+    assert code == 1
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        reported, page = render_audit_report(stream, expected_records=6)
+    assert reported.status == "tampered"
+    assert 'data-state="torn-tail"' not in page
+    # Fewer lines than the torn one are more records than expected: tampering too.
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        fewer = verify_records(stream, expected_records=3)
+    assert (fewer.status, fewer.reason) == (
+        "tampered",
+        "1 records more than expected, and the last line is torn",
+    )
+    # The count a writer cut short leaves (its record never counted) is a torn tail.
+    with contextlib.closing(stream_lines(str(path), max_line=MAX_RECORD_BYTES)) as stream:
+        assert verify_records(stream, expected_records=4).status == TORN
+
+
+def test_t213_a_repair_that_fills_the_disk_mid_record_leaves_the_torn_bytes_as_they_were(
+    tmp_path: Path,
+) -> None:
+    # The record is longer than the torn bytes it replaces: on a full disk (a file size
+    # limit here) its write stops part way, past the torn bytes' end. The log used to
+    # keep the record's first bytes in place of the torn ones, so the next repair
+    # found the side file "not a file of the torn bytes" and refused, and the message
+    # said to move away the only copy of what was lost.
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 2)
+    offset = path.stat().st_size
+    kill_mid_append(path, None, 30)
+    before = path.read_bytes()
+    side = tmp_path / f"audit.jsonl.torn-{offset}"
+    assert repair_under_a_limit(path, offset + 100) == [
+        "write_failed",
+        f"cannot write the log_recovered record to {path}: File too large (EFBIG)",
+    ]
+    assert path.read_bytes() == before
+    assert side.read_bytes() == before[offset:]
+    record = AuditLog.repair(path)
+    assert record["sha256"] == hashlib.sha256(before[offset:]).hexdigest()
+    assert verify(path).intact  # type: ignore[attr-defined]
+
+
+_REPAIR_KILLED_MID_WRITE = """
+import os, resource, signal, sys
+from skillguard.audit import AuditLog
+signal.signal(signal.SIGXFSZ, lambda *_: os.kill(os.getpid(), signal.SIGKILL))
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
+AuditLog.repair(sys.argv[1])
+print("the repair was not cut short")
+"""
+
+
+def test_t214_a_repair_killed_while_it_writes_the_torn_bytes_aside_can_be_run_again(
+    tmp_path: Path,
+) -> None:
+    # A repair killed part way through writing the side file (SIGKILL there, as a
+    # crash) used to leave the side file with the first torn bytes only, which the
+    # next repair refused as "not a file of the torn bytes".
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 2)
+    offset = path.stat().st_size
+    kill_mid_append(path, None, 300)
+    before = path.read_bytes()
+    done = subprocess.run(
+        [sys.executable, "-c", _REPAIR_KILLED_MID_WRITE, str(path), "100"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (-signal.SIGKILL, "")
+    assert path.read_bytes() == before
+    side = tmp_path / f"audit.jsonl.torn-{offset}"
+    assert not side.exists()  # the side file is there whole or not at all
+    record = AuditLog.repair(path)
+    assert (record["path"], record["size"]) == (str(side), 300)
+    assert side.read_bytes() == before[offset:]
+    assert verify(path).intact  # type: ignore[attr-defined]
+    # The killed repair's leftover went with the next one.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "audit.jsonl",
+        "audit.jsonl.lock",
+        side.name,
+    ]

@@ -24,6 +24,7 @@ from skillguard._cli.main import main
 from skillguard._core.text import find_hidden
 from skillguard.audit import AuditLog, Auditor, render_audit_report
 from tests.audit_logs import HOSTILE, LOG_ID, forged_lines, swarm_records
+from tests.steps import Meter, grows_linearly, meter_module, python_steps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -789,3 +790,20 @@ def test_t190_nothing_after_the_first_bad_line_is_read() -> None:
     assert (result.line, result.reason) == (1, "an empty line")
     assert pulled == 2  # the bad line, and the one read ahead (is it the last?)
     assert "Nothing after line 1 (byte 0) was read" in Page(raw).all_text
+
+
+# -- a run of spaces (T144) -------------------------------------------------------------
+
+
+def test_t144_a_run_of_inner_spaces_costs_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    import skillguard._audit.report_html as report
+
+    meter = Meter()
+    meter_module(monkeypatch, report, meter)
+
+    def cost(n: int) -> int:
+        meter.steps = 0
+        return python_steps(lambda: report._shown("a" + " " * n + "b")) + meter.steps
+
+    assert grows_linearly(cost, 200)
+    assert report._shown("  a  b  ") == "[U+0020][U+0020]a  b[U+0020][U+0020]"

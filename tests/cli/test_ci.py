@@ -15,6 +15,7 @@ import pytest
 
 from skillguard._cli.ci import RULE_TEXT, SarifWriter, github_escape
 from skillguard._cli.main import main
+from tests.steps import Meter, grows_linearly, meter_module, python_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "skills"
@@ -545,4 +546,23 @@ def test_an_output_that_cannot_be_written_fails_in_one_line(
     assert code == 1
     assert (
         capsys.readouterr().err == "skillguard: cannot write the output (No space left on device)\n"
+    )
+
+
+# -- a run of '#' (T144) ---------------------------------------------------------------
+
+
+def test_t144_a_run_of_hashes_costs_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillguard._cli import ci
+
+    meter = Meter()
+    meter_module(monkeypatch, ci, meter)
+
+    def cost(n: int) -> int:
+        meter.steps = 0
+        return python_steps(lambda: ci.log_safe("##[x " + "#" * n + "y")) + meter.steps
+
+    assert grows_linearly(cost, 200)
+    assert ci.log_safe("a ###[b #" + "#" * 9 + "[c ##") == (
+        "a " + "[U+0023]" * 3 + "[b " + "[U+0023]" * 10 + "[c ##"
     )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillguard import parse_skill
 from skillguard._core.text import (
     REFUSED_RANGES,
     SUSPECT_CHARS,
@@ -17,6 +20,10 @@ from skillguard._core.text import (
     terminal_line,
     terminal_safe,
 )
+from tests.steps import grows_linearly, python_steps
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # Real-looking text that uses a joiner, a mark or a selector where its script needs it.
 REAL_TEXT = [
@@ -273,3 +280,195 @@ def test_t115_every_format_character_of_every_plane_is_looked_at() -> None:
             assert chr(code) in SUSPECT_CHARS, f"U+{code:04X}"
     assert {"\u2028", "\u2029"} <= SUSPECT_CHARS
     assert terminal_line("a\u2028b\u2029c") == "a[U+2028]b[U+2029]c"
+
+
+# -- one pass, whatever the text (T141) ----------------------------------------------
+
+LRM, RLM, ALEF, HEBREW = "\u200e", "\u200f", "\u0627", "\u05d0"
+
+# Each shape grows with n; the first is the issue's: one line of marks that a single
+# right-to-left letter at its end allows, which cost a rescan of the line per mark.
+T141_SHAPES: dict[str, Callable[[int], str]] = {
+    "marks-then-a-letter": lambda n: LRM * n + HEBREW,
+    "marks-between-latin": lambda n: ("x" + RLM) * n + HEBREW,
+    "marks-on-many-lines": lambda n: (HEBREW + "xxxx" + LRM + "\n") * n,
+    "refused-marks": lambda n: ("x" + LRM) * n,
+    "joiners": lambda n: (ALEF + "\u200c") * n + ALEF,
+    "emoji-sequences": lambda n: ("\U0001f468\u200d") * n + "\U0001f469",
+    "selectors": lambda n: ("\u2764\ufe0f") * n,
+    "flags": lambda n: "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f" * n,
+}
+
+
+@pytest.mark.parametrize("shape", T141_SHAPES)
+@pytest.mark.parametrize("scan", [find_hidden, reveal, terminal_safe])
+def test_t141_the_character_rules_read_a_text_once(
+    shape: str, scan: Callable[[str], object]
+) -> None:
+    make = T141_SHAPES[shape]
+    scan(make(1))  # the character classes are worked out once, on first use
+    assert grows_linearly(lambda n: python_steps(lambda: scan(make(n))), 200)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        # A description of marks and one letter; three metadata values of them.
+        lambda n: f"name: a\ndescription: {LRM * n}{HEBREW}\n",
+        lambda n: (
+            "name: a\ndescription: d\nmetadata:\n"
+            + "".join(f"  k{i}: {LRM * n}{HEBREW}\n" for i in range(3))
+        ),
+    ],
+    ids=["description", "metadata"],
+)
+def test_t141_fields_of_marks_cost_linear_work(document: Callable[[int], str]) -> None:
+    def cost(n: int) -> int:
+        raw = f"---\n{document(n)}---\n{LRM * n}{HEBREW}\n".encode()
+        return python_steps(lambda: parse_skill(raw))
+
+    assert grows_linearly(cost, 200)
+
+
+def _reference_allowed(text: str, index: int) -> bool:
+    """The context rules of the module docstring, written the obvious way: each
+    character decided on its own, its line read again for each bidi mark."""
+    ch = text[index]
+    before = text[index - 1] if index else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+
+    def word(c: str) -> bool:
+        return bool(c) and c not in SUSPECT_CHARS and unicodedata.category(c)[0] in "LMN"
+
+    def emoji(c: str) -> bool:
+        return bool(c) and not c.isascii() and unicodedata.category(c) == "So"
+
+    if ch in "\u200c\u200d":
+        if word(before) and word(after) and not (before.isascii() and after.isascii()):
+            return True
+        if ch == "\u200d" and before and unicodedata.combining(before) == 9:
+            return True
+        if ch == "\u200c" or not emoji(after):
+            return False
+        if before == "\ufe0f":
+            return _reference_allowed(text, index - 1)
+        return 0x1F3FB <= ord(before or "\0") <= 0x1F3FF or emoji(before)
+    if ch in "\u200e\u200f\u061c":
+        line = text[text.rfind("\n", 0, index) + 1 :].split("\n", 1)[0]
+        return any(
+            unicodedata.bidirectional(c) in ("R", "AL") and c not in "\u200e\u200f\u061c"
+            for c in line
+        )
+    code = ord(ch)
+    if 0xFE00 <= code <= 0xFE0F:
+        if not before or before in SUSPECT_CHARS or unicodedata.category(before)[0] in "CZ":
+            return False
+        if not before.isascii():
+            return True
+        return ch in "\ufe0e\ufe0f" and before in "#*0123456789" and after == "\u20e3"
+    if 0x180B <= code <= 0x180F:
+        return bool(before) and 0x1820 <= ord(before) <= 0x18AA
+    if 0x13430 <= code <= 0x1343F:
+
+        def sign(c: str) -> bool:
+            return bool(c) and (0x13000 <= ord(c) < 0x13430 or 0x13440 <= ord(c) <= 0x143FF)
+
+        return sign(before) or sign(after)
+    if 0xE0000 <= code <= 0xE007F:
+        flags = [
+            "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in name) + "\U000e007f"
+            for name in ("gbeng", "gbsct", "gbwls")
+        ]
+        return any(
+            text.startswith(flag, index - offset) for flag in flags for offset in range(1, 7)
+            if index - offset >= 0
+        )  # fmt: skip
+    return False
+
+
+def _reference_find_hidden(text: str) -> tuple[int, str] | None:
+    for index, ch in enumerate(text):
+        if ch in SUSPECT_CHARS and not _reference_allowed(text, index):
+            return index, ch
+    return None
+
+
+_CONTEXT_TEXT = st.lists(
+    st.sampled_from(
+        ["\u200c", "\u200d", LRM, RLM, "\u061c", "\ufe0e", "\ufe0f", "\ufe00", "\u180b",
+         "\U00013430", "\U000e0067", "\U000e0062", "\U000e0065", "\U000e006e", "\U000e007f",
+         "\U000e0041", "\U0001f3f4", HEBREW, ALEF, "\u064b", "a", "1", "#", "\u20e3",
+         "\u094d", "\u0915", "\U0001f468", "\u2764", "\U0001f3fb", "\u1820", "\U00013000",
+         "\u0301", "\u3164", "\n", " ", "\u00e9", "\u200b", "\U00010800", "\U0001f308"]
+    ),
+    max_size=24,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=600)
+@given(
+    text=_CONTEXT_TEXT,
+    pad=st.sampled_from([0, 1, 250, 253, 255, 256]),
+    repeat=st.sampled_from([1, 2, 30]),
+)
+def test_t141_the_one_pass_scan_decides_as_the_rules_say(text: str, pad: int, repeat: int) -> None:
+    # Long texts are scanned in stretches of 256: the padding puts the characters on
+    # either side of a stretch's edge, and the repeat makes runs of every context.
+    whole = "p" * pad + text * repeat + "\u00e9"
+    assert find_hidden(whole) == _reference_find_hidden(whole)
+    shown = "".join(
+        f"[U+{ord(ch):04X}]" if ch in SUSPECT_CHARS and not _reference_allowed(whole, i) else ch
+        for i, ch in enumerate(whole)
+    )
+    assert reveal(whole) == shown
+
+
+def test_t141_every_right_to_left_letter_is_in_the_blocks_searched() -> None:
+    from skillguard._core.text import _RTL_BLOCKS
+
+    rtl = [
+        code
+        for code in range(0x110000)
+        if unicodedata.bidirectional(chr(code)) in ("R", "AL")
+        and chr(code) not in "\u200e\u200f\u061c"
+    ]
+    assert all(any(low <= code <= high for low, high in _RTL_BLOCKS) for code in rtl)
+
+
+def test_t141_re_letters_and_digits_are_letters_and_digits() -> None:
+    # The C-speed checks take [^\W_] for a letter or digit (categories L and N).
+    word = re.compile(r"[^\W_]")
+    assert all(
+        unicodedata.category(chr(code))[0] in "LN"
+        for code in range(0x110000)
+        if not 0xD800 <= code <= 0xDFFF and word.match(chr(code))
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Decided in Python, not by the C-speed checks: a joiner at the end of a scanned
+        # stretch (its lookahead cannot see past it), a selector after a symbol outside
+        # the blocks those checks name, a ZWJ after a virama of a script beyond them.
+        pytest.param("x" * 254 + "\u0645\u200c\u0645", id="joiner-at-a-stretch-end"),
+        pytest.param("\u2e80\ufe0f", id="selector-after-a-cjk-radical"),
+        pytest.param("\U00011046\u200d", id="zwj-after-a-brahmi-virama"),
+    ],
+)
+def test_t141_contexts_left_to_python_are_decided_as_the_rules_say(text: str) -> None:
+    assert find_hidden(text) is None
+    assert reveal(text) is text
+
+
+def test_t141_the_answers_kept_are_bounded() -> None:
+    # 1,100 windows, each different: the first 1,024 answers are kept, every one right.
+    text = "".join(f"{chr(0x4E00 + i)}\u200b" for i in range(1100))
+    assert reveal(text) == text.replace("\u200b", "[U+200B]")
+
+
+def test_without_takes_code_points_out_of_ranges() -> None:
+    from skillguard._core.text import _without
+
+    cut = frozenset(map(chr, (1, 5, 10, 20)))
+    assert _without(((1, 10), (12, 14), (20, 20)), cut) == ((2, 4), (6, 9), (12, 14))

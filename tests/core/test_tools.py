@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import skillguard._core.tool_rules as tools_module
 from skillguard._core.tool_rules import check_rule, covers, narrow, split_tools
 from tests.strategies import tool_rules
 
@@ -268,3 +269,31 @@ def test_t28_narrowing_twice_by_one_skill_changes_nothing(
 ) -> None:
     once = narrow(granted, allowed)
     assert narrow(once, allowed) == once
+
+
+# -- narrowing in time (T145) ------------------------------------------------------------
+
+
+@given(st.frozensets(tool_rules, max_size=6), st.lists(tool_rules, max_size=6))
+def test_t145_narrowing_is_the_pairwise_rule(granted: frozenset[str], allowed: list[str]) -> None:
+    # Each rule parsed once gives what comparing every pair with covers gives.
+    expected = {a for a in allowed for g in granted if covers(g, a)}
+    expected |= {g for a in allowed for g in granted if not covers(g, a) and covers(a, g)}
+    assert narrow(granted, allowed) == (frozenset(expected) if allowed else granted)
+
+
+def test_t145_each_rule_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = 0
+    parse = tools_module._parse
+
+    def counted(rule: str) -> object:
+        nonlocal calls
+        calls += 1
+        return parse(rule)
+
+    monkeypatch.setattr(tools_module, "_parse", counted)
+    granted = frozenset(f"Bash(g{i}:*)" for i in range(40))
+    allowed = [f"Bash(cmd{i}:*)" for i in range(60)]
+    narrow(granted, allowed)
+    # Once per rule, where every pair parsed both of its rules again (4,800 calls).
+    assert calls <= len(granted) + len(allowed)

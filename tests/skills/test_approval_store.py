@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -420,11 +419,14 @@ def test_t182_temporaries_of_writers_killed_mid_pin_go_on_the_next_write(tmp_pat
         # The killed writer's temporary is left; each writer removed the one before.
         leftovers = [p.name.split(".")[3] for p in tmp_path.glob(".trust.json.*.tmp")]
         assert leftovers == [str(dead[-1])]
-    # What is not a dead writer's temporary stays: one of a live writer (this process;
-    # pid 1, which is another user's unless the tests run as root), a pid 0 (kill(0)
-    # names a process group), a pid longer than any pid, a symlink named like a dead
-    # writer's temporary (its target untouched), and another file's temporary.
-    live = tmp_path / f".trust.json.{os.getpid()}.1.tmp"
+    # What is not a dead writer's temporary stays: one of a live writer (another
+    # process, alive; pid 1, which is another user's unless the tests run as root), a
+    # pid 0 (kill(0) names a process group), a pid longer than any pid, a symlink named
+    # like a dead writer's temporary (its target untouched), and another file's
+    # temporary. (This process's own pid is no live writer: T215.)
+    waiting = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+    alive = subprocess.Popen(waiting, stdin=subprocess.PIPE)
+    live = tmp_path / f".trust.json.{alive.pid}.1.tmp"
     live.write_text("a live writer's")
     odd = [".trust.json.1.1.tmp", ".trust.json.0.1.tmp", ".trust.json.12345678901.1.tmp"]
     for name in odd:
@@ -444,3 +446,148 @@ def test_t182_temporaries_of_writers_killed_mid_pin_go_on_the_next_write(tmp_pat
     assert link.is_symlink()
     assert target.read_text() == "not skillguard's"
     assert len(TrustStore(store).pins()) == 2
+    assert alive.stdin is not None
+    alive.stdin.close()
+    assert alive.wait(timeout=60) == 0
+
+
+def test_t210_a_temporary_named_with_a_pid_no_process_can_have_never_breaks_a_pin(
+    tmp_path: Path,
+) -> None:
+    # Ten digits pass the temporaries' pattern, but kill() takes a C int: a name a
+    # repository (or a teammate) commits beside the store, with a pid past 2**31 - 1,
+    # made every pin raise OverflowError, and the human's approval was recorded as
+    # "no valid answer".
+    workspace = write_skill(tmp_path / "ws")
+    planted = [tmp_path / f".trust.json.{pid}.1.tmp" for pid in (2**31, 9_999_999_999)]
+    for path in planted:
+        path.write_text("not a writer's")
+    store = TrustStore(tmp_path / "trust.json")
+    log = tmp_path / "audit.jsonl"
+    loader = Loader(
+        AllowPolicy.from_mapping(POLICY),
+        workspace=[workspace],
+        approver=store.approver(Human()),
+        audit=AuditLog(log),
+    )
+    assert loader.bind("planner").load("notes").body == "Notes.\n"
+    events = [(r["event"], r.get("approver")) for r in audit_records(log)]
+    assert events == [
+        ("approval_requested", None),
+        ("approval_granted", "alice"),
+        ("load_granted", "alice"),
+    ]
+    assert [pin.by for pin in store.pins()] == ["alice"]
+    # No process can have such a pid: no skillguard writer wrote these, and they stay.
+    assert all(path.read_text() == "not a writer's" for path in planted)
+
+
+PIN_BESIDE_A_MOUNT = """
+import json, sys
+from skillguard import ApprovalError, TrustStore
+try:
+    TrustStore(sys.argv[1]).pin("notes", "ab" * 32, "op", source="/w/n", skill_sha256="ab" * 32)
+    print(json.dumps("pinned"))
+except ApprovalError as exc:
+    print(json.dumps(f"{exc.code}: {exc.reason}"))
+"""
+
+
+def test_t212_a_temporary_that_cannot_be_removed_never_stops_a_pin(tmp_path: Path) -> None:
+    # A dead writer's temporary that unlink refuses: in a shared folder with the sticky
+    # bit (/tmp, a team folder), one a teammate planted is theirs and EPERM; here, as a
+    # test can make it anywhere, a mount point (EBUSY). Either made every pin fail.
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) to make a bind mount without touching the host")
+    store = tmp_path / "trust.json"
+    planted = tmp_path / f".trust.json.{2**22 + 1}.1.tmp"  # past any pid_max: no process
+    planted.write_text("a dead writer's, or so its name says")
+    source = tmp_path / "mounted"
+    source.write_text("mounted over it")
+    script = tmp_path / "pin.py"
+    script.write_text(PIN_BESIDE_A_MOUNT)
+    command = f'mount --bind "$2" "$3" && exec "{sys.executable}" "{script}" "$1"'
+    done = subprocess.run(
+        [
+            *(unshare, "--mount", "--map-root-user", "--propagation", "private"),
+            *("sh", "-c", command, "sh", str(store), str(source), str(planted)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0 and ("mount" in done.stderr or "unshare" in done.stderr):
+        pytest.skip(f"this system does not allow a bind mount in a namespace: {done.stderr}")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == "pinned"
+    assert [pin.source for pin in TrustStore(store).pins()] == ["/w/n"]
+    assert planted.read_text() == "a dead writer's, or so its name says"  # left as it was
+
+
+CRASHING_PINNER = """
+import json, os, sys
+from skillguard import ApprovalError, TrustStore
+
+real_fsync = os.fsync
+
+def fsync(fd):
+    real_fsync(fd)
+    if sys.argv[2] == "crash":
+        os._exit(9)  # the temporary is written, not yet renamed: nothing unwinds
+
+os.fsync = fsync
+try:
+    TrustStore(sys.argv[1]).pin(
+        "notes", "ab" * 32, "op", source="/w/" + sys.argv[3], skill_sha256="ab" * 32
+    )
+    print(json.dumps([os.getpid(), "pinned"]))
+except ApprovalError as exc:
+    print(json.dumps([os.getpid(), f"{exc.code}: {exc.reason}"]))
+"""
+
+
+def test_t215_a_writer_that_crashed_with_this_writers_pid_leaves_nothing_for_good(
+    tmp_path: Path,
+) -> None:
+    # A container restarted after a crash mid-pin: its process is pid 1 each time, so
+    # the temporary the crashed one left looked alive for ever (kill(1, 0): ourselves);
+    # with address randomisation off the thread id is the same too, and every later
+    # pin failed on that name (EEXIST).
+    unshare, setarch = shutil.which("unshare"), shutil.which("setarch")
+    if unshare is None or setarch is None:
+        pytest.skip("no unshare(1) or setarch(8) to run a writer as pid 1 of its own")
+    store = tmp_path / "trust.json"
+    script = tmp_path / "pinner.py"
+    script.write_text(CRASHING_PINNER)
+    namespace = [unshare, "--pid", "--fork", "--map-root-user"]
+    outcomes = []
+    for number, (how, fixed_addresses) in enumerate(
+        [("crash", True), ("crash", False), ("pin", True)]
+    ):
+        same_thread_id = [setarch, "-R"] if fixed_addresses else []
+        done = subprocess.run(
+            [
+                *namespace,
+                *same_thread_id,
+                sys.executable,
+                str(script),
+                str(store),
+                how,
+                str(number),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if done.returncode not in (0, 9) and "unshare" in done.stderr + done.stdout:
+            pytest.skip(f"this system allows no pid namespace: {done.stderr}")
+        if done.returncode not in (0, 9) and "setarch" in done.stderr:
+            pytest.skip(f"this system cannot turn address randomisation off: {done.stderr}")
+        outcomes.append((done.returncode, done.stdout))
+    assert [code for code, _ in outcomes] == [9, 9, 0]
+    assert json.loads(outcomes[-1][1]) == [1, "pinned"]
+    assert [pin.source for pin in TrustStore(store).pins()] == ["/w/2"]
+    assert sorted(p.name for p in tmp_path.glob(".trust.json.*")) == []

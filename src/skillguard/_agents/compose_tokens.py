@@ -13,7 +13,8 @@ pass over the text, so that a replacement is never scanned by the pass that made
    TOOL token is resolved the same way, and a ``null`` one is omitted.
 3. ``{{PATH:name}}``: through the token map; a name that is not in the map is kept
    as a path, which must be relative (no ``..``, not absolute).
-4. Any ``{{...}}`` left over, in the body or in a frontmatter value, is an error.
+4. Any ``{{`` left over, in the body or in a frontmatter value, is an error: a
+   token split across lines, or never closed, is refused like an unknown one.
 
 The composed text is counted while it grows, so ten thousand includes of one large
 section are refused before they are built. Sans-IO: reading a section is the caller's
@@ -39,7 +40,8 @@ __all__ = ["PATH_RE", "SECTION_RE", "TOOL_RE", "Resolver", "refuse_leftover", "s
 SECTION_RE: Final = re.compile(r"\{\{SECTION:([^{}\n]*)\}\}")
 TOOL_RE: Final = re.compile(r"\{\{TOOL:([^{}\n]*)\}\}")
 PATH_RE: Final = re.compile(r"\{\{PATH:([^{}\n]*)\}\}")
-_LEFTOVER_RE: Final = re.compile(r"\{\{[^\n]*?\}\}")
+# How much of a leftover token a refusal shows (safe_repr cuts it shorter).
+_SHOWN_TOKEN: Final = 256
 
 
 class _Builder:
@@ -133,9 +135,20 @@ class Resolver:
 
 
 def refuse_leftover(text: str, what: str) -> None:
-    leftover = _LEFTOVER_RE.search(text)
-    if leftover is not None:
-        raise MalformedSkillError(
-            "leftover_token",
-            f"{what}: the token {safe_repr(leftover.group())} was not resolved",
-        )
+    """Refuse any "{{" left after the substitutions: every well-formed token on one
+    line was resolved or refused, so what is left is a typo, a section's own token, or
+    a token split across lines (``{{TOOL:\ntask}}``), which no pass resolves and a
+    harness might (T103, T143). One search, never a scan of the line from every "{{"
+    (T142)."""
+    start = text.find("{{")
+    if start < 0:
+        return
+    # Name the token up to its "}}" or its line's end, as far as safe_repr shows.
+    shown = text[start : start + _SHOWN_TOKEN]
+    shown = shown.partition("\n")[0]
+    close = shown.find("}}", 2)
+    if close >= 0:
+        shown = shown[: close + 2]
+    raise MalformedSkillError(
+        "leftover_token", f"{what}: the token {safe_repr(shown)} was not resolved"
+    )

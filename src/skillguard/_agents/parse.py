@@ -49,6 +49,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_right
+from itertools import accumulate, repeat
+from operator import add
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -115,11 +118,6 @@ HARNESS_KEYS: Final = frozenset(
         "maxSteps",
     }
 )
-
-_HEADING_RE: Final = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
-_FENCE_OPEN_RE: Final = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_ITEM_RE: Final = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(\S.*)")
-_READ_RE: Final = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(Read[ \t]+\S.*?)[ \t]*")
 
 
 @attrs.frozen(kw_only=True)
@@ -307,7 +305,7 @@ def _build(
     tools = check.tools() if "tools" in fields else None
     models = check.models() if "model" in fields else ()
     check.body(body, body_line)
-    sections = _sections(body)
+    sections = _Sections(body)
     persona = _persona(sections)
     return AgentDefinition(
         name=name,
@@ -327,128 +325,182 @@ def _build(
 
 
 # -- body sections ------------------------------------------------------------------
+#
+# The body is read by three patterns, each searched from a "\n" (a literal the regex
+# engine skips ahead to; the text searched gets one in front): every line that can
+# matter is found in C, and Python sees only the headings, items and directives it
+# keeps (threat-model.md T140). A fenced code block is taken whole, from its opening
+# line to its closing line (the same character, at least as many, then blanks only)
+# or to the end of the text; a backtick fence's info string holds no backtick. A
+# section holds every fence it opens (a fence still open at its end would have hidden
+# the heading that ends it), so each section is read on its own.
 
-# A line that can be a heading or a fence: '#', '`' or '~' after at most three spaces.
-# Searched from its "\n" (a literal first character lets the regex engine skip ahead,
-# four times faster than '^' with MULTILINE); the first line is matched on its own.
-_MARKUP_FIRST_RE: Final = re.compile(r" {0,3}[#`~][^\n]*")
-_MARKUP_NEXT_RE: Final = re.compile(r"\n( {0,3}[#`~][^\n]*)")
+_FENCE: Final = (
+    # The opening line, the lines that do not close the fence, and the closing line.
+    "{open}(?:\n(?! {{0,3}}(?P={name}){char}*[ \t]*(?:\n|\\Z))[^\n]*)*"
+    "(?:\n {{0,3}}(?P={name}){char}*[ \t]*(?=\n|\\Z))?"
+)
+_FENCES: Final = (
+    _FENCE.format(open="(?P<tick>`{3,})(?!`)[^`\n]*(?=\n|\\Z)", name="tick", char="`")
+    + "|"
+    + _FENCE.format(open="(?P<tilde>~{3,})[^\n]*", name="tilde", char="~")
+)
+# An H1 or H2 heading (the title is what follows the blank), or a fenced block, whole,
+# so that the body can be split around them (the pieces put back make a section).
+_BLOCK_RE: Final = re.compile(
+    f"\n(?: {{0,3}}(?P<level>##?)(?:[ \t](?P<title>[^\n]*))?(?=\n|\\Z)"
+    f"|(?P<fence> {{0,3}}(?:{_FENCES})))"
+)
+# Where a match's groups are in what split returns: [text, *groups, text, ...].
+_STRIDE: Final = _BLOCK_RE.groups + 1
+_LEVEL: Final = _BLOCK_RE.groupindex["level"]
+_TITLE: Final = _BLOCK_RE.groupindex["title"]
+_FENCE_TEXT: Final = _BLOCK_RE.groupindex["fence"]
+_MARKER: Final = r"(?:[-*+]|\d{1,9}[.)])"
+_ITEM: Final = rf"[ \t]*{_MARKER}[ \t]+"
+# A rule item and the lines that continue it (each next line that is not blank, an
+# item, a heading or the opening line of a fence), or a fenced block.
+_RULE_RE: Final = re.compile(
+    f"\n(?:{_ITEM}(?P<item>\\S[^\n]*)"
+    f"(?P<more>(?:\n(?![^\\S\n]*(?:\n|\\Z)|{_ITEM}\\S| {{0,3}}(?:#{{1,6}}(?:[ \t]|\n|\\Z)"
+    f"|`{{3,}}[^`\n]*(?:\n|\\Z)|~{{3,}}))[^\n]*)*)"
+    f"| {{0,3}}(?:{_FENCES}))"
+)
+# A "Read" directive, after an optional list marker, or a fenced block.
+_READ_RE: Final = re.compile(
+    f"\n(?:[ \t]*(?:{_MARKER}[ \t]+)?(?P<read>Read[ \t]+\\S[^\n]*)| {{0,3}}(?:{_FENCES}))"
+)
 
 
-class _Section:
-    """One H2 section: its title and where its text is in the body.
+class _Sections:
+    """The H2 sections of a body, in order (text before the first H2 is in none).
 
-    The body is scanned once for the lines that can matter (a heading or a fence line
-    starts with '#', '`' or '~' after at most three spaces); the lines of a section are
-    split only for the few sections that are read.
+    The body is split around its headings and fenced blocks in C. The titles are
+    searched in bulk (joined, casefolded once), so Python looks only at the headings
+    whose title holds a name asked for, and at the pieces of the sections read.
     """
 
-    __slots__ = ("body", "end", "fences", "start", "title")
+    __slots__ = ("count", "folded", "levels", "parts", "title_ends", "titles")
 
-    def __init__(self, title: str, body: str, start: int, fences: list[tuple[int, int]]) -> None:
-        self.title = title
-        self.body = body
-        self.start = start
-        self.end = len(body)
-        self.fences = fences  # every fenced span of the body, shared by all sections
+    def __init__(self, body: str) -> None:
+        # "\n" in front: every match starts at the "\n" before its line.
+        self.parts = _BLOCK_RE.split("\n" + body)
+        self.levels: list[str | None] = self.parts[_LEVEL::_STRIDE]
+        self.titles: list[str | None] = self.parts[_TITLE::_STRIDE]
+        self.count = len(self.levels)
+        # Every title (a fenced block's missing one reads "none"), each followed by a
+        # NUL (which no body holds), casefolded; where each ends is worked out only
+        # when some title holds a name asked for.
+        self.folded = "\x00".join(map(str, self.titles)).casefold() + "\x00"
+        self.title_ends: list[int] | None = None
 
-    def text(self) -> str:
-        return self.body[self.start : self.end]
+    def text(self, index: int) -> str:
+        """The text of the section whose heading is match *index*: the pieces and
+        fenced blocks up to the next heading, without the heading's own line break."""
+        following = self._next_heading(index)
+        # The pieces between the matches, and each fenced block with the line break
+        # before it that its match took, alternately (slices and maps: C loops).
+        pieces = self.parts[(index + 1) * _STRIDE : following * _STRIDE + 1 : _STRIDE]
+        fences = self.parts[(index + 1) * _STRIDE + _FENCE_TEXT : following * _STRIDE : _STRIDE]
+        joined: list[str] = [""] * (2 * len(pieces) - 1)
+        joined[::2] = pieces
+        joined[1::2] = map("\n".__add__, fences)
+        return "".join(joined)[1:]
 
-    def lines(self) -> list[tuple[str, bool]]:
-        """Each line, with whether it is inside a fenced code block (never a heading,
-        an item or a directive there)."""
-        spans = [(s, e) for s, e in self.fences if s < self.end and e > self.start]
-        out: list[tuple[str, bool]] = []
-        offset = self.start
-        for line in self.text().split("\n"):
-            out.append((line, any(s <= offset < e for s, e in spans)))
-            offset += len(line) + 1
-        return out
+    def _next_heading(self, index: int) -> int:
+        """The match index of the first heading after match *index*, or the count."""
+        levels = self.levels
+        # list.index searches in C; a level absent after *index* is counted past the end.
+        return min(
+            levels.index(level, index + 1) if level in levels[index + 1 :] else self.count
+            for level in ("#", "##")
+        )
+
+    def titled(self, name: str, *, last: bool = False, within: bool = False) -> int | None:
+        """The match index of the first (or *last*) H2 heading whose title is *name*,
+        or holds it (*within*), compared case-insensitively; ``None`` when none is."""
+        # A title is part of its raw title (what follows the blank), so a title that
+        # holds *name* is in a raw title that holds it: only those are looked at.
+        for index in self._holding(name, last=last):
+            raw = self.titles[index]
+            if self.levels[index] != "##" or raw is None:
+                continue
+            title = _heading_title(raw).casefold()
+            if name in title if within else title == name:
+                return index
+        return None
+
+    def _holding(self, name: str, *, last: bool) -> Iterator[int]:
+        """The match index of each raw title that holds *name*, casefolded, in order
+        (or in reverse order)."""
+        folded = self.folded
+        found = folded.rfind(name) if last else folded.find(name)
+        if found < 0:
+            return
+        if self.title_ends is None:
+            # Where each title's NUL is, in C: accumulated lengths, plus one each.
+            lengths = map(len, folded[:-1].split("\x00"))
+            self.title_ends = list(accumulate(map(add, lengths, repeat(1))))
+        while found >= 0:
+            index = bisect_right(self.title_ends, found)
+            yield index
+            if last:
+                start = self.title_ends[index - 1] if index else 0
+                found = folded.rfind(name, 0, start)
+            else:
+                found = folded.find(name, self.title_ends[index])
 
 
-def _markup_lines(body: str) -> Iterator[tuple[str, int, int]]:
-    """Each line that can be a heading or a fence, with its start and end offsets."""
-    first = _MARKUP_FIRST_RE.match(body)
-    if first is not None:
-        yield first.group(), 0, first.end()
-    for match in _MARKUP_NEXT_RE.finditer(body):
-        yield match.group(1), match.start(1), match.end(1)
+def _heading_title(rest: str | None) -> str:
+    """The title of a heading, from what follows the blank after its run of '#':
+    blanks around it and a closing run of '#' after a blank removed; a title of '#'
+    characters only is kept as it is."""
+    if not rest:
+        return ""
+    title = rest.strip(" \t")
+    bare = title.rstrip("#")
+    if bare != title and bare and bare[-1] in " \t":
+        title = bare.rstrip(" \t")
+    return title.strip()
 
 
-def _sections(body: str) -> list[_Section]:
-    """The H2 sections of *body*, in order; text before the first H2 is in none."""
-    sections: list[_Section] = []
-    fences: list[tuple[int, int]] = []
-    current: _Section | None = None
-    fence: tuple[str, int, int] | None = None  # character, length, start when open
-    for line, line_start, line_end in _markup_lines(body):
-        stripped = line.lstrip(" ")
-        if fence is not None:
-            char, length, start = fence
-            if stripped.startswith(char * length) and not stripped.rstrip(" \t").strip(char):
-                fences.append((start, line_end))
-                fence = None
-            continue
-        opening = _FENCE_OPEN_RE.fullmatch(line)
-        if opening is not None and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
-            fence = (opening.group(1)[0], len(opening.group(1)), line_start)
-            continue
-        heading = _HEADING_RE.fullmatch(line)
-        if heading is None or len(heading.group(1)) > 2:
-            continue
-        if current is not None:
-            # The section ends before the newline that precedes this heading.
-            current.end = line_start - 1
-            current = None
-        if len(heading.group(1)) == 2:
-            start = min(line_end + 1, len(body))
-            current = _Section((heading.group(2) or "").strip(), body, start, fences)
-            sections.append(current)
-    if fence is not None:
-        fences.append((fence[2], len(body)))
-    return sections
-
-
-def _persona(sections: list[_Section]) -> str | None:
-    chosen = next((s for s in sections if s.title.casefold() == "persona"), None)
+def _persona(sections: _Sections) -> str | None:
+    chosen = sections.titled("persona")
     if chosen is None:
-        chosen = next((s for s in sections if "persona" in s.title.casefold()), None)
+        chosen = sections.titled("persona", within=True)
     if chosen is None:
         return None
-    return chosen.text().strip("\n").rstrip()
+    return sections.text(chosen).strip("\n").rstrip()
 
 
-def _core_knowledge(sections: list[_Section]) -> tuple[str, ...]:
-    chosen = next((s for s in sections if s.title.casefold() == "core knowledge"), None)
+def _core_knowledge(sections: _Sections) -> tuple[str, ...]:
+    chosen = sections.titled("core knowledge")
     if chosen is None:
         return ()
-    found: list[str] = []
-    for line, fenced in chosen.lines():
-        if fenced:
-            continue
-        match = _READ_RE.fullmatch(line)
-        if match is not None:
-            found.append(match.group(1))
-    return tuple(found)
+    # findall gives "" for the directive of a fenced block; a directive is never "".
+    return tuple(
+        [
+            read.rstrip(" \t")
+            for read, _tick, _tilde in _READ_RE.findall("\n" + sections.text(chosen))
+            if read
+        ]
+    )
 
 
-def _rules(sections: list[_Section]) -> tuple[str, ...]:
-    chosen = next((s for s in reversed(sections) if s.title.casefold() == "rules"), None)
+def _rules(sections: _Sections) -> tuple[str, ...]:
+    chosen = sections.titled("rules", last=True)
     if chosen is None:
         return ()
-    items: list[list[str]] = []
-    open_item = False
-    for line, fenced in chosen.lines():
-        if fenced or not line.strip():
-            open_item = False
-            continue
-        item = _ITEM_RE.fullmatch(line)
-        if item is not None:
-            items.append([item.group(1).strip()])
-            open_item = True
-        elif open_item and _HEADING_RE.fullmatch(line) is None:
-            items[-1].append(line.strip())
-        else:
-            open_item = False
-    return tuple(" ".join(parts) for parts in items)
+    # findall gives "" for the item of a fenced block (an item is never ""). An item
+    # and its continuation lines are each stripped and joined with one space, all in
+    # C: every line stripped, the lines joined with a space, then each item stripped
+    # where a NUL (which no body holds) parts it from the next.
+    items = [
+        item + more
+        for item, more, _tick, _tilde in _RULE_RE.findall("\n" + sections.text(chosen))
+        if item
+    ]
+    if not items:
+        return ()
+    lines = " ".join(map(str.strip, "\x00".join(items).split("\n")))
+    return tuple(map(str.strip, lines.split("\x00")))

@@ -24,13 +24,16 @@ Rules (threat-model.md T190):
 from __future__ import annotations
 
 import heapq
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["MAX_COUNTED_NAMES", "TopCounts"]
+__all__ = ["MAX_COUNTED_NAMES", "MAX_SHOWN_NAMES", "TopCounts", "rest_line", "shown_table", "span"]
 
 # Distinct names kept per table: a swarm has a few agents and at most hundreds of
 # skills, so its tables stay exact; a forged log with a million names costs no more.
 MAX_COUNTED_NAMES: Final = 1000
+# Names listed per table of a summary, largest first (as the report shows them); the
+# rest are summed on one line. Each table keeps ``MAX_COUNTED_NAMES`` to choose them.
+MAX_SHOWN_NAMES: Final = 40
 
 
 class TopCounts:
@@ -140,3 +143,46 @@ class TopCounts:
     def _least(self, name: str) -> int:
         most = self._counts.get(name)
         return 0 if most is None else most - self._errors.get(name, 0)
+
+
+# -- what a table shows (``audit summarize`` in text and JSON, ``audit report``) -------
+
+
+def shown_table(
+    counts: TopCounts, shown: int = MAX_SHOWN_NAMES
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """The names a summary lists of one table (the *shown* largest, largest first, each
+    with the most records it can hold), and what is known of the table:
+
+    ``records`` (how many records named one: exact), ``names`` (how many distinct
+    names: ``None`` once more than the table's capacity were seen), ``exact`` (every
+    count exact), ``least`` (the least count of each listed name whose count is a
+    range: approximate tables only), ``more_names`` (names not listed, ``None`` when
+    not known) and ``more_records`` .. ``more_records_at_most`` (the records of the
+    names not listed: one number when exact)."""
+    top = counts.top(shown)
+    facts: dict[str, Any] = {
+        "records": counts.records,
+        "names": counts.names,
+        "exact": counts.exact,
+        "least": {name: least for name, most, least in top if least < most},
+        "more_names": None if counts.names is None else counts.names - len(top),
+        "more_records": max(0, counts.records - sum(most for _, most, _ in top)),
+        "more_records_at_most": counts.records - sum(least for _, _, least in top),
+    }
+    return {name: most for name, most, _ in top}, facts
+
+
+def span(least: int, most: int) -> str:
+    """A count as shown: one number when exact, else ``least to most``."""
+    return str(most) if least == most else f"{least} to {most}"
+
+
+def rest_line(facts: dict[str, Any], listed: int, capacity: int = MAX_COUNTED_NAMES) -> str | None:
+    """What a table's *listed* names leave out, in words, or ``None`` (nothing)."""
+    records = span(facts["more_records"], facts["more_records_at_most"])
+    if facts["more_names"] is None:
+        return f"and more than {capacity - listed} other names: {records} records"
+    if facts["more_names"]:
+        return f"and {facts['more_names']} other names: {records} records"
+    return None

@@ -182,7 +182,7 @@ def _check_file(
             reason="the file cannot be read (a regular file is needed)",
             status=UNREADABLE,
         )
-    return checker.finish(expected_records)
+    return checker.finish()
 
 
 def _findings(logs: Sequence[LogCheck]) -> tuple[LogSetFinding, ...]:

@@ -16,15 +16,19 @@ so every audited load is denied until the log is mended. Rules (threat-model.md 
 * Everything happens under the log's lock, the one every writer takes, and on one
   descriptor of the log opened without following a link: the check and the change see
   the same file, and no skillguard writer appends in between.
-* The torn bytes go first to a new file beside the log, ``LOG.torn-OFFSET``, created
-  ``O_EXCL|O_NOFOLLOW`` (0600) and synced with its folder: never over anything that is
-  there. A file of that name that already holds exactly those bytes is what a repair
-  cut short left, and is used; anything else there refuses the repair.
+* The torn bytes go first to a new file beside the log, ``LOG.torn-OFFSET`` (0600),
+  whole or not at all: written to a temporary beside it, synced, and linked at that
+  name, never over anything that is there (``_fs.write.write_new_file``); a temporary a
+  killed repair left goes with the next one (T214). A file of that name that already
+  holds exactly those bytes is what a repair cut short left, and is used; anything
+  else there refuses the repair.
 * Then a ``log_recovered`` record, chained to the last verified record (with the key of
   a keyed log), is written over the torn bytes and the file is cut just after it. A
   crash between the two leaves the record followed by a shorter torn tail, which a
   second repair moves aside; never the log without the record. The record says what
   was lost: the side file, the number of bytes, their sha256, and where they were.
+  A record that cannot be written whole (a full disk) puts the torn bytes back, so the
+  side file still holds exactly them and the next repair uses it (T213).
   It is also emitted on the ``skillguard.audit`` logger.
 """
 
@@ -47,7 +51,7 @@ from skillguard._audit.record import (
 )
 from skillguard._audit.verify import NEEDS_KEY, TORN, WRONG_KEY, _checker
 from skillguard._fs.paths import display_path, operator_path
-from skillguard._fs.write import AppendFile, FileLock, write_new_file
+from skillguard._fs.write import AppendFile, FileLock, sweep_temporaries, write_new_file
 
 if TYPE_CHECKING:
     import os
@@ -91,6 +95,9 @@ def _repair(file: AppendFile, name: str, key: bytes | None) -> dict[str, object]
         raise AuditError("not_torn", "the audit log changed while it was checked: try again")
     side = f"{name}.torn-{offset}"
     try:
+        # A repair killed while it wrote the side file left a temporary, never a part
+        # of the side file: every repair holds this lock, so it is a leftover.
+        sweep_temporaries(side)
         write_new_file(side, torn)
     except FileExistsError as exc:
         raise AuditError(
@@ -114,7 +121,7 @@ def _repair(file: AppendFile, name: str, key: bytes | None) -> dict[str, object]
     }
     data, _, _ = chain([record], checker.count - 1, checker.prev, key)
     try:
-        file.replace_tail(offset, data)
+        file.replace_tail(offset, data, old=torn)
     except OSError as exc:
         raise _os_failure(
             "write_failed", "cannot write the log_recovered record to", name, exc
@@ -126,7 +133,7 @@ def _repair(file: AppendFile, name: str, key: bytes | None) -> dict[str, object]
 def _torn_offset(checker: _Checker, stopped: Verification | None) -> int:
     """Where the torn tail starts; ``AuditError`` when the log has none to mend."""
     if stopped is None:
-        result = checker.finish(None)
+        result = checker.finish()
         reason = (
             f"the audit log is intact ({result.records} records): there is nothing to repair"
             if result.intact

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Final
 
+from skillguard._audit.counts import MAX_SHOWN_NAMES, rest_line, shown_table, span
 from skillguard._audit.report_data import (
     _AGENT_LANE,
     _APPROVAL,
@@ -42,12 +43,14 @@ __all__: list[str] = []
 
 
 # Shown per count table, largest first; the rest are summed in one row.
-_SHOWN_COUNTS = 40
+_SHOWN_COUNTS = MAX_SHOWN_NAMES
 
 
 # Blanks a reader cannot count: spaces at either end of a value (HTML and SVG drop or
 # hide them) and every blank but the ASCII space (no-break, em, ideographic, ...).
-_ODD_BLANKS: Final = re.compile(r"\A +| +\Z|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+# The trailing run is tried only from its first space, so that no run is read again
+# from each of its spaces (threat-model.md T144).
+_ODD_BLANKS: Final = re.compile(r"\A +|(?<! ) +\Z|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 
 
 def _shown(text: str) -> str:
@@ -212,34 +215,23 @@ def _timeline_svg(timeline: _Timeline) -> str:
     return "\n".join(out)
 
 
-def _span(least: int, most: int) -> str:
-    return str(most) if least == most else f"{least} to {most}"
-
-
 def _counts_table(title: str, counts: _Counts) -> str:
-    shown = counts.top(_SHOWN_COUNTS)
+    listed, facts = shown_table(counts, _SHOWN_COUNTS)
+    least = facts["least"]
     rows = [
-        f'<tr><td>{_cell(name)}</td><td class="n">{_span(least, most)}</td></tr>'
-        for name, most, least in shown
+        f'<tr><td>{_cell(name)}</td><td class="n">{span(least.get(name, most), most)}</td></tr>'
+        for name, most in listed.items()
     ]
     # The page's own rows span both columns, in the table's foot: a name from the log
     # always has a cell of its own and a count beside it, so no name can pass for them
     # (T116).
-    notes = []
-    # The records of the names not shown: one number when every count is exact.
-    fewest = max(0, counts.records - sum(most for _, most, _ in shown))
-    at_most = counts.records - sum(least for _, _, least in shown)
-    if counts.names is None:
-        notes.append(
-            f"and more than {counts.capacity - len(shown)} other names: "
-            f"{_span(fewest, at_most)} records"
-        )
+    rest = rest_line(facts, len(listed), counts.capacity)
+    notes = [rest] if rest else []
+    if not facts["exact"]:
         notes.append(
             f"over {counts.capacity} names: a count shown as a range is the least and "
             "the most that name can hold"
         )
-    elif counts.names > len(shown):
-        notes.append(f"and {counts.names - len(shown)} other names: {at_most} records")
     elif not rows:
         notes.append("none")
     foot = "".join(f'<tr><td class="note" colspan="2">{note}</td></tr>' for note in notes)

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from skillguard._audit.counts import TopCounts
+from skillguard._audit.counts import TopCounts, shown_table
 from skillguard._audit.record import (
     _MAX_ARGS_DEPTH,
     _MAX_FIELD_CHARS,
@@ -39,10 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_LISTED_DENIALS",
-    "MAX_SHOWN_NAMES",
     "audit_summary",
     "parse_since",
-    "shown_table",
     "summarize_log",
     "summarize_records",
 ]
@@ -51,9 +49,6 @@ __all__ = [
 # A summary lists the latest denials only, so that its memory does not grow with the log;
 # the count of all of them is always given.
 MAX_LISTED_DENIALS: Final = 1000
-# Names listed per table of a summary, largest first (as the report shows them); the
-# rest are summed on one line. Each table keeps ``MAX_COUNTED_NAMES`` to choose them.
-MAX_SHOWN_NAMES: Final = 40
 # What a summary keeps of a name, and of each field of a listed denial: the writer
 # bounds every value to 259 characters, so only a forged value is ever cut.
 _MAX_KEPT_CHARS = _MAX_FIELD_CHARS + 3
@@ -67,11 +62,11 @@ _MAX_KEPT_CHARS = _MAX_FIELD_CHARS + 3
 # fraction of other than 3 or 6 digits, ``Z`` and ``+0100``): a time means the same on
 # every Python skillguard supports. A date, then optionally ``T`` (or a space) and
 # ``HH[:MM[:SS[.fraction]]]``, then optionally ``Z`` or an offset ``+HH[:MM]``.
+# ASCII digits only ([0-9], not \d, which matches every script's digits).
 _ISO_TIME = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
-    r"(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?",
-    re.ASCII,
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[T ]([0-9]{2})(?::([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?)?"
+    r"(?:([Zz])|([+-])([0-9]{2})(?::?([0-9]{2}))?)?)?"
 )
 
 
@@ -129,29 +124,6 @@ def _kept(value: object) -> object:
     if isinstance(value, str) and len(value) > _MAX_KEPT_CHARS:
         return value[:_MAX_KEPT_CHARS] + "..."
     return value
-
-
-def shown_table(counts: TopCounts) -> tuple[dict[str, int], dict[str, Any]]:
-    """The names a summary lists of one table (the ``MAX_SHOWN_NAMES`` largest, each
-    with the most records it can hold), and what is known of the table:
-
-    ``records`` (how many records named one: exact), ``names`` (how many distinct
-    names: ``None`` once more than ``MAX_COUNTED_NAMES`` were seen), ``exact`` (every
-    count exact), ``least`` (the least count of each listed name whose count is a
-    range: approximate tables only), ``more_names`` (names not listed, ``None`` when
-    not known) and ``more_records`` .. ``more_records_at_most`` (the records of the
-    names not listed: one number when exact)."""
-    shown = counts.top(MAX_SHOWN_NAMES)
-    facts: dict[str, Any] = {
-        "records": counts.records,
-        "names": counts.names,
-        "exact": counts.exact,
-        "least": {name: least for name, most, least in shown if least < most},
-        "more_names": None if counts.names is None else counts.names - len(shown),
-        "more_records": max(0, counts.records - sum(most for _, most, _ in shown)),
-        "more_records_at_most": counts.records - sum(least for _, _, least in shown),
-    }
-    return {name: most for name, most, _ in shown}, facts
 
 
 class _Summary:
@@ -247,7 +219,7 @@ def summarize_log(
     summary of the records before the first bad one (all of them when intact)."""
     summary = _summary(agent, since)
     checker = _checker(lines, key, None, expected_log_id)
-    result = checker.run(lines, summary.add) or checker.finish(None)
+    result = checker.run(lines, summary.add) or checker.finish()
     return result, summary.result()
 
 

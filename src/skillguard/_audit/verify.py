@@ -15,7 +15,9 @@ Rules (threat-model.md T27, T50, T51, T53, T54, T191):
   ``\n``, has no ``\n`` and is no longer than a record can be. That is what a write cut
   short by a crash or a full disk leaves, and the writer refuses to extend it
   (``torn_tail``) until ``audit repair`` (``_audit.repair``) moves it aside. Anything
-  else, anywhere else, stays tampering.
+  else, anywhere else, stays tampering; so do records missing before it, when the
+  expected count says so (T211: the torn record was never counted, its writer never
+  returned).
 * ``_Checker`` is the one chain check, a line at a time: ``verify_records``, the
   summaries, the report, the log set and ``audit repair`` all stream through it.
 """
@@ -120,9 +122,12 @@ def _with_last(lines: Iterable[object]) -> Iterator[tuple[object, bool]]:
 class _Checker:
     """The chain check, one line at a time (the CLI streams a file through it)."""
 
-    def __init__(self, key: bytes | None, expected_log_id: str | None) -> None:
+    def __init__(
+        self, key: bytes | None, expected_log_id: str | None, expected_records: int | None
+    ) -> None:
         self.key = key
         self.expected_log_id = expected_log_id
+        self.expected_records = expected_records
         self.count = 0
         self.prev = _GENESIS
         self.log_id: str | None = None
@@ -173,6 +178,11 @@ class _Checker:
                 # T191: only the file's last line, after a verified record, every line
                 # before it whole, and no longer than a record: what a write cut short
                 # leaves. Its content is not read: it is no record, whatever it holds.
+                # A record the writer never finished was never counted: records missing
+                # before it are still missing (T211).
+                short = self._short(self.count - 1, self.start, ", and the last line is torn")
+                if short is not None:
+                    return short
                 return self.stop(
                     f"the last line ({size} bytes at byte {self.start}) has no newline: "
                     "a write cut short by a crash or a full disk",
@@ -241,25 +251,36 @@ class _Checker:
             return self.stop("written without a key (or rewritten without one)")
         return None
 
-    def finish(self, expected_records: int | None) -> Verification:
+    def finish(self) -> Verification:
         if self.count == 0:
             self.count = 1
             return self.stop("not an audit log: empty")
-        if expected_records is not None and self.count != expected_records:
-            missing = expected_records - self.count
-            return Verification(
-                intact=False,
-                records=self.count,
-                line=self.count + 1,
-                reason=f"{missing} records missing at the end"
-                if missing > 0
-                else f"{-missing} records more than expected",
-                status=TAMPERED,
-                log_id=self.log_id,
-                keyed=self.keyed,
-                offset=self.offset,
-            )
+        short = self._short(self.count, self.offset)
+        if short is not None:
+            return short
         return Verification(intact=True, records=self.count, log_id=self.log_id, keyed=self.keyed)
+
+    def _short(self, records: int, offset: int, note: str = "") -> Verification | None:
+        """The verdict when *records* verified records are not the expected count."""
+        expected = self.expected_records
+        if expected is None or records == expected:
+            return None
+        missing = expected - records
+        counted = (
+            f"{missing} records missing at the end"
+            if missing > 0
+            else f"{-missing} records more than expected"
+        )
+        return Verification(
+            intact=False,
+            records=records,
+            line=records + 1,
+            reason=counted + note,
+            status=TAMPERED,
+            log_id=self.log_id,
+            keyed=self.keyed,
+            offset=offset,
+        )
 
 
 def _checker(
@@ -277,7 +298,7 @@ def _checker(
     if expected_log_id is not None and not isinstance(expected_log_id, str):
         raise SkillUsageError("bad_argument", "expected_log_id must be a str")
     assert key is None or isinstance(key, bytes)  # checked by _check_key
-    return _Checker(key, expected_log_id)
+    return _Checker(key, expected_log_id, expected_records)
 
 
 def verify_records(
@@ -300,9 +321,11 @@ def verify_records(
     When the lines keep their ``\\n`` (a file's lines), a last line without one, after at
     least one verified record, is a torn tail (``status`` ``"torn_tail"``): a write cut
     short, which ``AuditLog.repair`` mends; anything else that does not verify is
-    tampering.
+    tampering, and so is a torn tail after fewer or more records than
+    *expected_records* (the torn record's writer never returned, so it was never
+    counted).
 
     Never raises on the content of *lines*; raises ``SkillUsageError`` for bad arguments.
     """
     checker = _checker(lines, key, expected_records, expected_log_id)
-    return checker.run(lines) or checker.finish(expected_records)
+    return checker.run(lines) or checker.finish()

@@ -120,7 +120,9 @@ def github_escape(text: str, *, property_value: bool = False) -> str:
 # line that is not a ``::`` command, in whatever a step prints, on stdout or stderr: a
 # folder named ``##[stop-commands]x`` in a text, JSON or SARIF log would turn off every
 # later annotation of the job, and ``##[error]`` would forge one.
-_LEGACY_COMMAND: Final = re.compile(r"#{2,}(?=\[)")
+# Only from the first "#" of a run: tried from each "#" of a long run, the run would be
+# read again from each (threat-model.md T144).
+_LEGACY_COMMAND: Final = re.compile(r"(?<!#)#{2,}(?=\[)")
 
 
 def log_safe(line: str) -> str:

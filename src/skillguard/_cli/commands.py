@@ -14,7 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from skillguard._audit.counts import MAX_COUNTED_NAMES
+from skillguard._audit.counts import MAX_COUNTED_NAMES, rest_line, span
 from skillguard._audit.log import AuditLog, Auditor
 from skillguard._audit.logset import UNREADABLE, LogSetVerification, summarize_logs, verify_logs
 from skillguard._audit.record import MAX_RECORD_BYTES
@@ -431,16 +431,12 @@ def run_audit_repair(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _span(least: int, most: int) -> str:
-    return str(most) if least == most else f"{least} to {most}"
-
-
 def _table_line(title: str, listed: dict[str, int], facts: dict[str, Any]) -> str:
     """One table of a summary as text: its listed names, largest first (a range when
     the table is approximate), and what it left out (T190)."""
     least = facts["least"]
     entries = ", ".join(
-        f"{safe_repr(str(name))[1:-1]}={_span(least.get(name, most), most)}"
+        f"{safe_repr(str(name))[1:-1]}={span(least.get(name, most), most)}"
         for name, most in sorted(listed.items(), key=lambda item: (-item[1], item[0]))
     )
     label = title.replace("_", " ")
@@ -450,12 +446,8 @@ def _table_line(title: str, listed: dict[str, int], facts: dict[str, Any]) -> st
             "most a name can hold)"
         )
     line = f"{label}: {entries or '-'}"
-    records = _span(facts["more_records"], facts["more_records_at_most"])
-    if facts["more_names"] is None:
-        line += f"; and more than {MAX_COUNTED_NAMES - len(listed)} other names: {records} records"
-    elif facts["more_names"]:
-        line += f"; and {facts['more_names']} other names: {records} records"
-    return line
+    rest = rest_line(facts, len(listed))
+    return f"{line}; {rest}" if rest else line
 
 
 def _write_counts(out: TextIO, summary: dict[str, Any]) -> None:

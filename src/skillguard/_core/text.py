@@ -54,16 +54,24 @@ Functions: ``find_hidden`` (the first refused character), ``reveal`` (every refu
 character and control shown as ``[U+XXXX]``, for prompts) and ``terminal_safe`` /
 ``terminal_line`` (the same, plus what a terminal would act on). Each returns its
 input unchanged, after one C-level check, when there is nothing to do.
+
+Each reads its text once (threat-model.md T141): a regular expression passes over the
+characters in the contexts it can check itself (a joiner between two letters, a
+selector after an emoji, a flag's tags), and Python decides the rest from at most six
+characters either side, remembering each window's answer; for a bidi mark, one search
+finds the next line that holds a mark and no right-to-left letter, and the scan passes
+over every mark before it in C.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 __all__ = [
     "REFUSED_RANGES",
@@ -102,7 +110,7 @@ REFUSED_RANGES: Final = (
     (0xE0100, 0xE01EF),  # variation selectors supplement (data smuggling)
     (0xE01F0, 0xE0FFF),  # unassigned default-ignorable
 )
-# Refused unless their context allows them (see _allowed_in_context).
+# Refused unless their context allows them (see _Context.allows).
 _CONTEXT_RANGES: Final = (
     (0x061C, 0x061C),  # Arabic letter mark
     (0x180B, 0x180D),  # Mongolian free variation selectors 1-3
@@ -120,7 +128,7 @@ SUSPECT_CHARS: Final = frozenset(
 )
 
 
-def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
     return "".join(f"{chr(low)}-{chr(high)}" for low, high in ranges)
 
 
@@ -133,50 +141,6 @@ _BMP_RANGES: Final = tuple(r for r in SUSPECT_RANGES if r[1] <= 0xFFFF)
 _ASTRAL_RANGES: Final = tuple(r for r in SUSPECT_RANGES if r[0] > 0xFFFF)
 
 
-class _Patterns:
-    """One pattern for text without characters beyond U+FFFF, one for any text.
-
-    Each range in a character class costs ``re`` a comparison per character scanned,
-    and the BMP characters compile into one table lookup: most text (CJK, Cyrillic,
-    typographic quotes) never holds an astral character, and is scanned about three
-    times faster by the first pattern.
-    """
-
-    __slots__ = ("any", "bmp", "non_ascii")
-
-    def __init__(self, extra: str) -> None:
-        # Only a pattern with no ASCII character in it may skip ASCII stretches.
-        self.non_ascii = not extra
-        self.bmp = re.compile(f"[{extra}{_char_class(_BMP_RANGES)}]")
-        self.any = re.compile(f"[{extra}{_char_class(_BMP_RANGES + _ASTRAL_RANGES)}]")
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        """Every match in *text*, in order."""
-        if not self.non_ascii:
-            yield from self._pattern(text).finditer(text)
-            return
-        # Real bodies are mostly ASCII with a few non-ASCII characters: a stretch that
-        # is all ASCII (CPython knows it as the slice is built) cannot match and is not
-        # scanned, and each other stretch gets the cheapest pattern that fits it.
-        for start in range(0, len(text), _CHUNK):
-            end = start + _CHUNK
-            chunk = text[start:end]
-            if not chunk.isascii():
-                yield from self._pattern(chunk).finditer(text, start, end)
-
-    def _pattern(self, text: str) -> re.Pattern[str]:
-        # UTF-16 has two units for every astral character, and encoding a text that
-        # has none is a plain copy: a C-speed test of whether the cheap pattern suffices.
-        astral = len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
-        return self.any if astral else self.bmp
-
-
-_CHUNK: Final = 256  # measured on real skills: 128-512 scan fastest
-_SUSPECT: Final = _Patterns("")
-_REVEAL: Final = _Patterns(_CONTROLS)
-_TERMINAL: Final = _Patterns(_CONTROLS + _TERMINAL_EXTRA)
-_ASCII_CONTROL_RE: Final = re.compile(f"[{_CONTROLS}]")
-
 _ZWNJ: Final = "\u200c"
 _ZWJ: Final = "\u200d"
 _BIDI_MARKS: Final = frozenset("\u200e\u200f\u061c")
@@ -188,6 +152,245 @@ _TAG_FLAGS: Final = tuple(
     "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in code) + "\U000e007f"
     for code in ("gbeng", "gbsct", "gbwls")
 )
+_FLAG_LENGTH: Final = 7  # the black flag, five tags and the cancel tag
+# The farthest any context rule but the bidi marks' reads from the character.
+_WINDOW: Final = _FLAG_LENGTH - 1
+# How many windows one pass remembers: enough for any repeated pattern, and a bound
+# on the memory a text of all-different windows can make it take.
+_KNOWN_MAX: Final = 1024
+
+
+# Where the characters that the C-speed checks below name are looked for. Every
+# character of bidi class R or AL is in _RTL_BLOCKS (a test checks every code point);
+# the others hold the symbols, marks and viramas of real text that joiners and
+# selectors stand beside (one outside them is decided in Python instead).
+_RTL_BLOCKS: Final = (
+    (0x0590, 0x08FF),
+    (0xFB1D, 0xFDFF),
+    (0xFE70, 0xFEFE),
+    (0x10800, 0x10FFF),
+    (0x1E800, 0x1EFFF),
+)
+_SYMBOL_BLOCKS: Final = ((0x00A0, 0x00FF), (0x2000, 0x2BFF), (0x3000, 0x33FF), (0x1F000, 0x1FAFF))
+_MARK_BLOCKS: Final = ((0x0300, 0x036F), (0x0483, 0x0DFF), (0x1000, 0x109F), (0x1780, 0x17FF))
+
+
+class _Classes(NamedTuple):
+    """Sets of characters worked out from this Python's Unicode data on first use,
+    each as the body of a character class."""
+
+    rtl: str  # right-to-left letters (bidi class R or AL, the marks aside)
+    rtl_astral: str  # those beyond the BMP (none without *astral*)
+    emoji: str  # non-ASCII symbols (So): what a ZWJ joins in an emoji sequence
+    visible: str  # non-ASCII, neither suspect, nor a control or a space (C*, Z*)
+    marks: str  # combining marks (M*) that are not suspect
+    viramas: str  # the characters of canonical combining class 9
+    suspect_words: str  # suspect characters that re's \w takes for letters
+
+
+@functools.cache
+def _classes(*, astral: bool) -> _Classes:
+    """The classes for text of the BMP only, or (*astral*) for any text: a class with
+    an astral character is a list of ranges to ``re``, compared one by one, and the
+    BMP ones cost fewer look-ups to work out (about 7,000: a few milliseconds, once
+    per process)."""
+    sets: dict[str, list[tuple[int, int]]] = {field: [] for field in _Classes._fields}
+
+    def add(field: str, code: int) -> None:
+        ranges = sets[field]
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+
+    def codes(blocks: tuple[tuple[int, int], ...]) -> Iterator[int]:
+        for low, high in blocks:
+            yield from range(low, min(high, 0x10FFFF if astral else 0xFFFF) + 1)
+
+    for code in codes(_RTL_BLOCKS):
+        if unicodedata.bidirectional(chr(code)) in ("R", "AL") and chr(code) not in _BIDI_MARKS:
+            add("rtl", code)
+            if code > 0xFFFF:
+                add("rtl_astral", code)
+    for code in codes(_SYMBOL_BLOCKS):
+        category = unicodedata.category(chr(code))
+        if category[0] not in "CZ" and chr(code) not in SUSPECT_CHARS:
+            add("visible", code)
+            if category == "So":
+                add("emoji", code)
+    for code in codes(_MARK_BLOCKS):
+        if unicodedata.category(chr(code))[0] == "M" and chr(code) not in SUSPECT_CHARS:
+            add("marks", code)
+        if unicodedata.combining(chr(code)) == _VIRAMA:
+            add("viramas", code)
+    for code in codes(SUSPECT_RANGES):
+        # re's \w is str.isalnum() and "_": only the Hangul fillers, so far.
+        if chr(code).isalnum():
+            add("suspect_words", code)
+    return _Classes(**{field: _char_class(ranges) for field, ranges in sets.items()})
+
+
+@functools.cache
+def _mark_without_rtl(*, astral: bool) -> re.Pattern[str]:
+    """The start of a line that holds a bidi mark and no right-to-left letter: where
+    a mark is refused. Searched in C from a line start; each line's letters are looked
+    for once. The letters beyond the BMP (a class of a range per block, slower) only
+    for a text that holds an astral character."""
+    marks = "".join(sorted(_BIDI_MARKS))
+    beyond = _classes(astral=True).rtl_astral if astral else ""
+    return re.compile(
+        f"^(?=[^\n]*[{marks}])(?![^\n]*[{_classes(astral=False).rtl}])"
+        + (f"(?![^\n]*[{beyond}])" if beyond else ""),
+        re.MULTILINE,
+    )
+
+
+def _settled_in_c(*, astral: bool) -> str:
+    """The contexts in which ``re`` alone can tell that a suspect character is
+    allowed, as lookarounds read right after it. Each is a case of a rule of
+    ``_Context.allows`` (never wider), so that rule need not be asked; every other
+    suspect character is left to it. The rules are grouped by the character they are
+    about, which one cheap test picks."""
+    classes = _classes(astral=astral)
+    # [^\W_] is a letter or digit (categories L and N; a test checks every code
+    # point): with the marks, a word character of _is_word_char when not suspect.
+    unless = f"(?<![{classes.suspect_words}])" if classes.suspect_words else ""
+    word = f"(?:[^\\W_]{unless}|[{classes.marks}])"
+    # A visible non-ASCII character: what a variation selector may follow.
+    visible = f"(?:(?=[^\x00-\x7f]){word}|[{classes.visible}])"
+    emoji = classes.emoji
+    groups = {
+        _ZWNJ + _ZWJ: [
+            # Between two word characters, one of them not ASCII.
+            f"(?<={word}.)(?={word})(?:(?<=[^\x00-\x7f].)|(?=[^\x00-\x7f]))",
+            # A ZWJ after a virama, or in an emoji sequence.
+            f"(?<=[{classes.viramas}]{_ZWJ})",
+            (
+                f"(?<={_ZWJ})(?=[{emoji}])(?:(?<=[{emoji}\U0001f3fb-\U0001f3ff].)"
+                f"|(?<={visible}\ufe0f.))"
+            ),
+        ],
+        # A variation selector after a visible non-ASCII character, or in a keycap.
+        "\ufe00-\ufe0f": [f"(?<={visible}.)", "(?<=[#*0-9][\ufe0e\ufe0f])(?=\u20e3)"],
+        # A Mongolian free variation selector after a Mongolian letter.
+        "\u180b-\u180d\u180f": ["(?<=[\u1820-\u18aa].)"],
+    }
+    if astral:
+        # A hieroglyph format control beside a hieroglyph.
+        signs = "\U00013000-\U0001342f\U00013440-\U000143ff"
+        groups["\U00013430-\U0001343f"] = [f"(?<=[{signs}].)", f"(?=[{signs}])"]
+        # Each tag character of a recommended flag, at each place in it.
+        groups["\U000e0000-\U000e007f"] = [
+            f"(?<={flag[: place + 1]})(?={flag[place + 1 :]})"
+            for flag in _TAG_FLAGS
+            for place in range(1, _FLAG_LENGTH)
+        ]
+    return "|".join(f"(?<=[{chars}])(?:{'|'.join(rules)})" for chars, rules in groups.items())
+
+
+class _Patterns:
+    """The patterns a scan uses: one set for text without characters beyond U+FFFF,
+    one for any text.
+
+    Each range in a character class costs ``re`` a comparison per character scanned,
+    and the BMP characters compile into one table lookup: most text (CJK, Cyrillic,
+    typographic quotes) never holds an astral character, and is scanned about three
+    times faster by the first set. A stretch is searched with the plain class first
+    (the fastest, and the only one most text needs); from its first suspect character
+    on, with the candidate pattern, which passes over the joiners, selectors and marks
+    in the contexts ``re`` can check. A text dense with them costs a C loop, not a
+    Python call each (threat-model.md T141); those patterns are built on first use.
+    """
+
+    __slots__ = ("any", "bmp", "built", "extra", "non_ascii")
+
+    def __init__(self, extra: str) -> None:
+        # Only a pattern with no ASCII character in it may skip ASCII stretches.
+        self.non_ascii = not extra
+        self.extra = extra
+        # The candidate patterns, with and without the bidi marks, per astral.
+        self.built: dict[bool, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+        self.bmp = re.compile(f"[{extra}{_char_class(_BMP_RANGES)}]")
+        self.any = re.compile(f"[{extra}{_char_class(_BMP_RANGES + _ASTRAL_RANGES)}]")
+
+    def candidate(self, *, astral: bool, marks: bool) -> re.Pattern[str]:
+        """The suspect characters (bidi marks only with *marks*) that ``re`` cannot
+        find allowed; built on first use."""
+        built = self.built.get(astral)
+        if built is None:
+            ranges = _BMP_RANGES + _ASTRAL_RANGES if astral else _BMP_RANGES
+            settled = _settled_in_c(astral=astral)
+            built = self.built[astral] = (
+                re.compile(f"[{self.extra}{_char_class(ranges)}](?!{settled})"),
+                re.compile(
+                    f"[{self.extra}{_char_class(_without(ranges, _BIDI_MARKS))}](?!{settled})"
+                ),
+            )
+        return built[0] if marks else built[1]
+
+    def finditer(self, text: str, context: _Context) -> Iterator[re.Match[str]]:
+        """Every suspect character of *text* that *context* must decide, in order:
+        those ``re`` finds allowed are passed over, and so are the bidi marks before
+        ``context.marks_until``."""
+        length = len(text)
+        # Real bodies are mostly ASCII with a few non-ASCII characters: a stretch that
+        # is all ASCII (CPython knows it as the slice is built) cannot match and is not
+        # scanned, and each other stretch gets the cheapest patterns that fit it.
+        step = _CHUNK if self.non_ascii else max(length, 1)
+        for start in range(0, length, step):
+            end = start + step  # the last stretch may end past the text: re stops there
+            chunk = text[start:end]
+            if self.non_ascii and chunk.isascii():
+                continue
+            # UTF-16 has two units for every astral character, and encoding a text that
+            # has none is a plain copy: a C-speed test of whether the cheap class suffices.
+            astral = len(chunk.encode("utf-16-le", "surrogatepass")) != 2 * len(chunk)
+            first = (self.any if astral else self.bmp).search(text, start, end)
+            if first is None:
+                continue
+            position = first.start()
+            while position < end:
+                if position < context.marks_until:
+                    # Every mark here is allowed: the others, in C.
+                    stop = min(end, context.marks_until)
+                    yield from self.candidate(astral=astral, marks=False).finditer(
+                        text, position, stop
+                    )
+                    position = stop
+                    continue
+                for found in self.candidate(astral=astral, marks=True).finditer(
+                    text, position, end
+                ):
+                    yield found
+                    if context.marks_until > found.end():
+                        # A mark allowed the marks up to there: pass over them in C.
+                        position = found.end()
+                        break
+                else:
+                    position = end
+
+
+def _without(
+    ranges: tuple[tuple[int, int], ...], chars: frozenset[str]
+) -> tuple[tuple[int, int], ...]:
+    """*ranges* with every code point of *chars* taken out."""
+    out: list[tuple[int, int]] = []
+    for first, high in ranges:
+        low = first
+        for cut in sorted(ord(ch) for ch in chars if low <= ord(ch) <= high):
+            if low < cut:
+                out.append((low, cut - 1))
+            low = cut + 1
+        if low <= high:
+            out.append((low, high))
+    return tuple(out)
+
+
+_CHUNK: Final = 256  # measured on real skills: 128-512 scan fastest
+_SUSPECT: Final = _Patterns("")
+_REVEAL: Final = _Patterns(_CONTROLS)
+_TERMINAL: Final = _Patterns(_CONTROLS + _TERMINAL_EXTRA)
+_ASCII_CONTROL_RE: Final = re.compile(f"[{_CONTROLS}]")
 
 
 def _is_word_char(ch: str) -> bool:
@@ -223,18 +426,19 @@ def _is_hieroglyph(ch: str) -> bool:
     return bool(ch) and (0x13000 <= ord(ch) < 0x13430 or 0x13440 <= ord(ch) <= 0x143FF)
 
 
-def _line_has_rtl(text: str, index: int) -> bool:
-    start = text.rfind("\n", 0, index) + 1
-    end = text.find("\n", index)
-    line = text[start:] if end < 0 else text[start:end]
-    # RLM and ALM are of class R and AL themselves: only letters count.
-    return any(
-        unicodedata.bidirectional(ch) in ("R", "AL") and ch not in _BIDI_MARKS for ch in line
-    )
+def _flag_around(text: str, index: int) -> bool:
+    """Whether the tag character at *index* is inside one of the recommended
+    subdivision flags: a black flag at most six characters before it, then the tags
+    of England, Scotland or Wales and the cancel tag."""
+    # Every character of a flag after its first is a tag character, so the flag can
+    # only start at the last black flag before *index*.
+    start = text.rfind(_TAG_FLAGS[0][0], max(0, index - _FLAG_LENGTH + 1), index)
+    return start >= 0 and any(text.startswith(flag, start) for flag in _TAG_FLAGS)
 
 
-def _allowed_in_context(text: str, index: int) -> bool:
-    """Whether the suspect character at *index* is one a real script needs there."""
+def _allowed_locally(text: str, index: int) -> bool:
+    """Whether the suspect character at *index*, other than a bidi mark, is one a real
+    script needs there. Only characters within six of *index* are read."""
     ch = text[index]
     before = text[index - 1] if index else ""
     after = text[index + 1] if index + 1 < len(text) else ""
@@ -248,10 +452,8 @@ def _allowed_in_context(text: str, index: int) -> bool:
         if ch != _ZWJ or not after or not _is_emoji_part(after):
             return False
         if before == "\ufe0f":  # allowed only if that selector is itself in context
-            return _allowed_in_context(text, index - 1)
+            return _allowed_locally(text, index - 1)
         return before in _SKIN_TONES or _is_emoji_part(before)
-    if ch in _BIDI_MARKS:
-        return _line_has_rtl(text, index)
     code = ord(ch)
     if 0xFE00 <= code <= 0xFE0F:
         if not before or before in SUSPECT_CHARS or unicodedata.category(before)[0] in "CZ":
@@ -264,12 +466,60 @@ def _allowed_in_context(text: str, index: int) -> bool:
     if 0x13430 <= code <= 0x1343F:
         return _is_hieroglyph(before) or _is_hieroglyph(after)
     if 0xE0000 <= code <= 0xE007F:
-        return any(
-            text.startswith(flag, index - offset)
-            for flag in _TAG_FLAGS
-            for offset in range(1, min(len(flag), index + 1))
-        )
+        return _flag_around(text, index)
     return False
+
+
+class _Context:
+    """The context rules over one text, read in one pass (threat-model.md T141).
+
+    A bidi mark is allowed on a line that holds a right-to-left letter. On a mark, the
+    text is searched from the mark's line for the first line that holds a mark and no
+    such letter (``_mark_without_rtl``): every mark before it is allowed, and the scan
+    passes over them in C (``marks_until``); the marks of that line are refused. So a
+    line of 80,000 marks, or 20,000 short lines of a letter and a mark, cost one
+    search, not a rescan of the line per mark. Every other rule reads at most six
+    characters either side; its answer for one window is kept, so that a run of the
+    same joiner between the same letters is decided once. Suspect characters must be
+    asked about in order (what ``_Patterns.finditer`` yields).
+    """
+
+    __slots__ = ("astral", "known", "marks_until", "refused_from", "refused_to", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.marks_until = self.refused_from = self.refused_to = -1
+        self.astral: bool | None = None  # whether the text holds an astral character
+        self.known: dict[str, bool] = {}
+
+    def allows(self, index: int) -> bool:
+        """Whether the suspect character at *index* is one a real script needs there."""
+        text = self.text
+        if text[index] in _BIDI_MARKS:
+            # Never before marks_until: the scan passes over those marks.
+            if self.refused_from <= index < self.refused_to:
+                return False
+            if self.astral is None:
+                self.astral = len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+            line = text.rfind("\n", 0, index) + 1
+            refused = _mark_without_rtl(astral=self.astral).search(text, line)
+            if refused is None:
+                self.marks_until = len(text)
+                return True
+            self.marks_until = self.refused_from = refused.start()
+            end = text.find("\n", self.refused_from)
+            self.refused_to = len(text) if end < 0 else end
+            return index < self.marks_until
+        if index < _WINDOW or index + _WINDOW >= len(text):
+            return _allowed_locally(text, index)
+        # The window every local rule reads: the answer is the same wherever it recurs.
+        window = text[index - _WINDOW : index + _WINDOW + 1]
+        known = self.known.get(window)
+        if known is None:
+            known = _allowed_locally(text, index)
+            if len(self.known) < _KNOWN_MAX:
+                self.known[window] = known
+        return known
 
 
 def find_hidden(text: str) -> tuple[int, str] | None:
@@ -281,9 +531,10 @@ def find_hidden(text: str) -> tuple[int, str] | None:
     """
     if text.isascii():  # O(1) in CPython, and every suspect character is non-ASCII
         return None
-    for found in _SUSPECT.finditer(text):
+    context = _Context(text)
+    for found in _SUSPECT.finditer(text, context):
         index = found.start()
-        if not _allowed_in_context(text, index):
+        if not context.allows(index):
             return index, found.group()
     return None
 
@@ -295,10 +546,11 @@ def _shown(ch: str) -> str:
 def _escape(text: str, patterns: _Patterns) -> str:
     pieces: list[str] = []
     done = 0
-    for found in patterns.finditer(text):
+    context = _Context(text)
+    for found in patterns.finditer(text, context):
         index = found.start()
         ch = found.group()
-        if ch in SUSPECT_CHARS and _allowed_in_context(text, index):
+        if ch in SUSPECT_CHARS and context.allows(index):
             continue
         pieces.append(text[done:index])
         pieces.append(_shown(ch))

@@ -23,7 +23,7 @@ def _os_error(exc: OSError, what: str) -> SkillError:
     return error
 
 
-def _classify(exc: OSError, what: str) -> SkillError:
+def _classify(exc: OSError, what: str, *, doing: str = "read") -> SkillError:
     code = exc.errno
     if code == errno.ELOOP:
         return SkillContainmentError("symlink", f"{what} is or passes through a symlink")
@@ -38,5 +38,5 @@ def _classify(exc: OSError, what: str) -> SkillError:
     if code == errno.ENOENT:
         return SkillNotFoundError("missing", f"{what} does not exist")
     return SkillNotFoundError(
-        "unreadable", f"{what} cannot be read ({errno.errorcode.get(code or 0, 'EIO')})"
+        "unreadable", f"{what} cannot be {doing} ({errno.errorcode.get(code or 0, 'EIO')})"
     )

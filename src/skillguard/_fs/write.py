@@ -24,12 +24,19 @@ a lock file will go), so:
   called by a writer that holds the lock every writer of that file takes (the trust
   store's): only names of exactly that file's pattern, only regular files (a symlink
   named like a temporary is left alone, and nothing is ever opened through it), and
-  only when no process has the pid the name carries (``kill(pid, 0)`` says ``ESRCH``).
-  A pid the kernel has given to a new process since keeps its temporary until that
+  only when no process has the pid the name carries (``kill(pid, 0)`` says ``ESRCH``;
+  a pid no process can have, 0 or past ``2**31 - 1``, is no writer's: it stays).
+  A temporary with this process's own pid is a leftover too, since no writer of this
+  process is at work while it holds the lock: a container's process is pid 1 after
+  every restart, and with address randomisation off its thread id is the same too, so
+  the name a crashed writer left was the one every later write needed (T215).
+  A pid the kernel has given to another process since keeps its temporary until that
   process is gone too: a leftover costs a few bytes, while removing a live writer's
-  temporary would fail its write. The lock is the first guard (no writer that takes it
-  is between creating and renaming), the pid the second (a writer that lost its lock,
-  on a file system whose locks are local to one host).
+  temporary would fail its write. One that cannot be removed (another user's, in a
+  folder with the sticky bit) stays too: the sweep never fails the write (T212). The
+  lock is the first guard (no writer that takes it is between creating and renaming),
+  the pid the second (a writer that lost its lock, on a file system whose locks are
+  local to one host).
 * The audit log is appended to through one ``AppendFile`` descriptor held for one
   locked update; it reads back only what it needs from that same descriptor (``pread``,
   bounded by the caller; lines as ``_fs.operator.stream_lines`` splits them), never by
@@ -68,6 +75,7 @@ __all__ = [
     "FileLock",
     "OutputFolder",
     "open_regular",
+    "replace_beneath",
     "sweep_temporaries",
     "temporary_name",
     "write_atomic",
@@ -80,8 +88,10 @@ _LOCK_FLAGS = os.O_RDWR | os.O_CREAT
 CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 # A pid is at most 2**22 on Linux and below 2**31 everywhere; a thread id is an
-# unsigned long. Longer runs of digits are not a temporary skillguard wrote.
+# unsigned long. Longer runs of digits, or larger pids, are not a temporary skillguard
+# wrote (and kill() takes a C int: a larger pid raises OverflowError, T210).
 _PID_DIGITS = 10
+_MAX_PID = 2**31 - 1
 _TID_DIGITS = 20
 
 
@@ -134,31 +144,106 @@ def write_atomic(path: str, data: bytes) -> None:
         else:
             if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
                 raise OSError(errno.EINVAL, "not a regular file", path)
-        temporary = temporary_name(name)
-        fd = open_regular(temporary, CREATE_NEW, dir_fd=dir_fd)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=dir_fd)
-            raise
-        os.fsync(dir_fd)  # the rename itself, made durable
+        replace_beneath(dir_fd, name, data)
     finally:
         os.close(dir_fd)
 
 
+def replace_beneath(dir_fd: int, name: str, data: bytes, *, mode: int = 0o600) -> None:
+    """Replace *name* in the folder held by *dir_fd* with *data* (a new file gets
+    *mode*): this thread's temporary beside it (``O_EXCL|O_NOFOLLOW``), written,
+    synced, renamed over it, and the folder synced, so that the new name survives a
+    crash as well as the new bytes. What is at *name* is the caller's to check first.
+    The temporary is removed whatever fails. Raises ``OSError``."""
+    temporary = temporary_name(name)
+    fd = open_regular(temporary, CREATE_NEW, mode=mode, dir_fd=dir_fd)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=dir_fd)
+        raise
+    _sync_folder(dir_fd)  # the rename itself, made durable
+
+
+def write_new_file(path: str, data: bytes) -> bool:
+    """Create *path* (0600) holding *data*, whole or not at all, synced with its folder,
+    and ``True``; never over anything that is there.
+
+    The bytes go first to this thread's temporary beside *path* (``O_EXCL|O_NOFOLLOW``),
+    synced, and are then linked at *path*: ``link`` fails on any name that is there, a
+    link included, and never follows one. So a crash leaves at most the temporary
+    (``sweep_temporaries(path)`` removes it), never a part of the file at *path* (T214).
+    ``False`` when a regular file holding exactly *data* is there already (a run cut
+    short that is run again); ``FileExistsError`` when anything else is, ``OSError`` on
+    any other failure (the temporary is then removed).
+    """
+    folder, name = _split(path)
+    dir_fd = os.open(folder, _FOLDER_FLAGS)
+    try:
+        temporary = temporary_name(name)
+        fd = open_regular(temporary, CREATE_NEW, dir_fd=dir_fd)
+        try:
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.link(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            if _holds_exactly(name, data, dir_fd):
+                return False
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=dir_fd)
+        _sync_folder(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return True
+
+
+def _holds_exactly(name: str, data: bytes, dir_fd: int) -> bool:
+    """Whether *name* in the folder *dir_fd* is a regular file holding exactly *data*."""
+    try:
+        fd = open_regular(name, os.O_RDONLY, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        return os.fstat(fd).st_size == len(data) and os.pread(fd, len(data) + 1, 0) == data
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _sync_folder(dir_fd: int) -> None:
+    """Make a new or renamed name in the folder durable."""
+    try:
+        os.fsync(dir_fd)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # a file system that cannot sync a folder
+            raise
+
+
 def _pid_gone(pid: int) -> bool:
-    """Whether no process has *pid* now. ``EPERM`` is another user's live process."""
-    if pid <= 0:
-        return False  # kill() would name a process group, never one writer
+    """Whether no writer with *pid* can be at work now. ``EPERM`` is another user's live
+    process. This process's own pid is a writer that had it before (T215): the caller
+    holds the lock that every writer of this process takes too."""
+    if not 0 < pid <= _MAX_PID:
+        # 0 would name a process group; past a C int, no process has it (T210).
+        return False
+    if pid == os.getpid():
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -172,7 +257,8 @@ def sweep_temporaries(path: str) -> int:
     """Remove the temporaries that dead writers of *path* left beside it; how many.
 
     Call it only while holding the lock every writer of *path* takes (the module's
-    rules say which names go and why). Raises ``OSError`` when the folder cannot be
+    rules say which names go and why). A name that cannot be removed stays: a leftover
+    never stops the write that follows. Raises ``OSError`` when the folder cannot be
     listed.
     """
     folder, name = _split(path)
@@ -200,7 +286,9 @@ def sweep_temporaries(path: str) -> int:
                 # unlink never follows a link: even an entry swapped for one since the
                 # lstat above would be the link itself, never what it points at.
                 os.unlink(candidate, dir_fd=dir_fd)
-            except FileNotFoundError:
+            except OSError:
+                # Gone already, or not ours to remove (another user's file in a sticky
+                # folder, a mount point): it stays, and the write goes on (T212).
                 continue
             removed += 1
     finally:
@@ -312,75 +400,33 @@ class AppendFile:
         while view:
             view = view[os.write(self._fd, view) :]
 
-    def replace_tail(self, offset: int, data: bytes) -> None:
-        """Write *data* over the file from *offset*, cut the file just after it, and
-        sync. The one write that is not an append (``audit repair``): the new bytes are
-        written before the old ones are cut, so a crash between the two leaves them
-        both, never neither."""
+    def replace_tail(self, offset: int, data: bytes, *, old: bytes) -> None:
+        """Write *data* over the file's last bytes, *old* at *offset*, cut the file just
+        after it, and sync. The one write that is not an append (``audit repair``): the
+        new bytes are written before the old ones are cut, so a crash between the two
+        leaves them both, never neither; a write that fails part way (a full disk, when
+        *data* is longer than *old*) puts *old* back, since it fitted before (T213)."""
         flags = fcntl.fcntl(self._fd, fcntl.F_GETFL)
         # pwrite on a descriptor opened O_APPEND writes at the end on Linux.
         fcntl.fcntl(self._fd, fcntl.F_SETFL, flags & ~os.O_APPEND)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.pwrite(self._fd, view, offset)
-                view = view[written:]
-                offset += written
-            os.ftruncate(self._fd, offset)
-            os.fsync(self._fd)
+            try:
+                self._write_at(offset, data)
+            except OSError:
+                with contextlib.suppress(OSError):  # the first failure is the one to say
+                    self._write_at(offset, old)
+                raise
         finally:
             fcntl.fcntl(self._fd, fcntl.F_SETFL, flags)
 
-
-_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_SAME_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-
-
-def write_new_file(path: str, data: bytes) -> bool:
-    """Create *path* (0600) holding *data*, synced with its folder, and ``True``; never
-    over anything that is there (``O_EXCL``, and no link followed). ``False`` when a
-    regular file holding exactly *data* is there already (a run cut short that is run
-    again); ``FileExistsError`` when anything else is, ``OSError`` on any other failure
-    (the new file is then removed)."""
-    try:
-        fd = os.open(path, _NEW_FILE_FLAGS, 0o600)
-    except FileExistsError:
-        if _holds_exactly(path, data):
-            return False
-        raise
-    try:
+    def _write_at(self, offset: int, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(path)
-        raise
-    os.close(fd)
-    folder = os.open(os.path.dirname(os.path.abspath(path)), _FOLDER_FLAGS)
-    try:
-        os.fsync(folder)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:  # a file system that cannot sync a folder
-            raise
-    finally:
-        os.close(folder)
-    return True
-
-
-def _holds_exactly(path: str, data: bytes) -> bool:
-    try:
-        fd = os.open(path, _SAME_FILE_FLAGS)
-    except OSError:
-        return False
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
-            return False
-        return os.pread(fd, len(data) + 1, 0) == data
-    finally:
-        os.close(fd)
+            written = os.pwrite(self._fd, view, offset)
+            view = view[written:]
+            offset += written
+        os.ftruncate(self._fd, offset)
+        os.fsync(self._fd)
 
 
 # -- generated files (composed agents) ------------------------------------------------
@@ -488,28 +534,15 @@ class OutputFolder:
         """Replace *name* with *data* atomically: a new file in the folder, synced, renamed.
 
         The temporary file is created ``O_EXCL|O_NOFOLLOW`` beside the target and
-        renamed over it within the held descriptor; a symlink or a non-regular file
-        already at *name* is refused, never replaced or followed.
+        renamed over it within the held descriptor (``replace_beneath``); a symlink or a
+        non-regular file already at *name* is refused, never replaced or followed. A
+        write that fails (a full disk) raises ``SkillNotFoundError`` (``unreadable``)
+        with the OS's reason, and leaves *name* as it was.
         """
         name = self._name(name)
         self._existing(name)
-        temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            fd = open_regular(temporary, CREATE_NEW, mode=0o644, dir_fd=self._fd)
+            replace_beneath(self._fd, name, data, mode=0o644)
         except OSError as exc:
-            raise _classify(exc, "the generated file") from exc
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.rename(temporary, name, src_dir_fd=self._fd, dst_dir_fd=self._fd)
-            os.fsync(self._fd)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=self._fd)
-            raise
+            # A full disk, a quota, a file-size limit: this file fails, typed (T216).
+            raise _classify(exc, "the generated file", doing="written") from exc
