@@ -23,7 +23,10 @@ exception escaping the public API is a bug.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "MalformedSkillError",
@@ -34,6 +37,7 @@ __all__ = [
     "SkillUsageError",
     "input_error",
     "safe_repr",
+    "unknown_key",
 ]
 
 # Untrusted strings (keys, folder names) are shown escaped and bounded so that an
@@ -172,3 +176,27 @@ def input_error(
         if branch.kind == kind:
             return branch(code, reason, name=name, agent=agent)
     return SkillInputError(code, reason, name=name, agent=agent)
+
+
+# A key longer than this is not compared with the known keys: no known key is near it,
+# and a hostile key (up to a scalar's cap) cannot make the comparison costly.
+_MAX_SUGGESTED_KEY = 64
+
+
+def unknown_key(key: object, known: Iterable[str], *, where: str = "") -> str:
+    """The words for an unknown *key* of an operator's file: the key escaped and
+    bounded (``safe_repr``), then the nearest of *known* when one is close (``did you
+    mean 'tools'?``), else the keys allowed there; *where* (``" of agent 'p'"``)
+    follows the key. Deterministic: *known* is sorted
+    before it is compared (``difflib``, its ratio at least 0.6)."""
+    allowed = sorted(known)
+    if not isinstance(key, str):
+        return f"a key{where} that is not a string; the keys are {', '.join(map(repr, allowed))}"
+    shown = f"unknown key {safe_repr(key)}{where}"
+    if len(key) <= _MAX_SUGGESTED_KEY:
+        import difflib  # noqa: PLC0415 - only an error pays for it
+
+        near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        if near:
+            return f"{shown} (did you mean {near[0]!r}?)"
+    return f"{shown}; the keys are {', '.join(map(repr, allowed))}"
