@@ -371,13 +371,20 @@ def test_t225_widened_tools_are_shown_escaped_and_bounded() -> None:
             "Workspace",
             "unknown key 'Workspace' of agent 'p' (did you mean 'workspace'?)",
         ),
-        (b"# policy\nagnets:\n  p: {}\n", 2, "agnets", "unknown key 'agnets' (did you mean 'agents'?)"),
+        (
+            b"# policy\nagnets:\n  p: {}\n",
+            2,
+            "agnets",
+            "unknown key 'agnets' (did you mean 'agents'?)",
+        ),
         (
             b"agents:\n  p:\n    power: all\n",
             3,
             "power",
-            "unknown key 'power' of agent 'p'; the keys are 'skills', 'subagents', "
-            "'tools', 'workspace'",
+            (
+                "unknown key 'power' of agent 'p'; the keys are 'skills', 'subagents', "
+                "'tools', 'workspace'"
+            ),
         ),
     ],
 )
@@ -396,7 +403,7 @@ def test_a_policy_key_typo_from_a_mapping_has_no_line() -> None:
     assert (info.value.line, info.value.key, info.value.agent) == (None, "skils", "p")
     assert info.value.reason == "unknown key 'skils' of agent 'p' (did you mean 'skills'?)"
     with pytest.raises(PolicyError) as info:
-        AllowPolicy.from_mapping({"agents": {"p": {1: ["a"]}}})  # type: ignore[dict-item]
+        AllowPolicy.from_mapping({"agents": {"p": {1: ["a"]}}})
     assert info.value.key is None
     assert "a key of agent 'p' that is not a string" in info.value.reason
 
@@ -430,9 +437,9 @@ def test_t225_a_long_key_is_not_compared_with_the_known_keys(
     calls: list[str] = []
     real = difflib.get_close_matches
 
-    def counting(word: str, *args: object, **kwargs: object) -> list[str]:
+    def counting(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
         calls.append(word)
-        return real(word, *args, **kwargs)  # type: ignore[arg-type]
+        return real(word, possibilities, n=n, cutoff=cutoff)
 
     monkeypatch.setattr(difflib, "get_close_matches", counting)
     for key, compared in (("t" * 64, 1), ("t" * 65, 0), ("tools" * 200, 0)):
