@@ -239,5 +239,11 @@ def test_the_readme_changed_codes_are_no_longer_raised() -> None:
     }
     assert renamed <= named
     assert renamed - table == renamed - {("not_found", "missing")}
+    codes = {row.code for row in ERROR_CODES}
+    json_names = {"json_duplicate_key", "json_too_deep", "json_too_large", "json_bad_encoding"}
+    json_names |= {"json_not_object", "schema_missing_field", "schema_wrong_type"}
+    json_names |= {"schema_empty_field", "schema_unknown_field"}
+    assert json_names <= set(re.findall(r"`(\w+)`", changes))
+    assert json_names.isdisjoint(codes)
     # Every new name the list gives is a code of the table.
     assert {pair for pair in named if pair not in renamed} <= table
