@@ -12,10 +12,11 @@ or folder is hostile or broken" from "my own code called skillguard wrongly"::
     └── SkillUsageError             kind "usage": the caller passed bad arguments
 
 Every error carries structured, non-secret fields: ``kind`` (the branch), ``code``
-(stable, documented in README.md), ``name`` (the skill identifier when known),
-``agent`` (the requesting agent when known), ``reason`` (a human-readable sentence),
-and, where it helps, ``line``, ``column`` and ``key``. Messages never echo file content: they may
-name the offending key (escaped and truncated) and the line, nothing more.
+(stable; every code, with its kind and meaning, is listed once in ``_core/codes.py``),
+``name`` (the skill identifier when known), ``agent`` (the requesting agent when
+known), ``reason`` (a human-readable sentence), and, where it helps, ``line``,
+``column`` and ``key``. Messages never echo file content: they may name the offending
+key (escaped and truncated) and the line, nothing more.
 
 Foreign exceptions are wrapped at the boundary with ``raise ... from exc``; any other
 exception escaping the public API is a bug.
@@ -187,8 +188,8 @@ def unknown_key(key: object, known: Iterable[str], *, where: str = "") -> str:
     """The words for an unknown *key* of an operator's file: the key escaped and
     bounded (``safe_repr``), then the nearest of *known* when one is close (``did you
     mean 'tools'?``), else the keys allowed there; *where* (``" of agent 'p'"``)
-    follows the key. Deterministic: *known* is sorted
-    before it is compared (``difflib``, its ratio at least 0.6)."""
+    follows the key. Deterministic: *known* is sorted before it is compared
+    (``difflib``, a ratio of at least 0.6)."""
     allowed = sorted(known)
     if not isinstance(key, str):
         return f"a key{where} that is not a string; the keys are {', '.join(map(repr, allowed))}"
