@@ -199,7 +199,7 @@ def fields(index: int) -> dict[str, object]:
         "skill": f"skill-{index % 101}",
         "source": "workspace",
         "decision": "deny" if index % 3 else "allow",
-        "code": "not_authorized" if index % 3 else None,
+        "code": "not_granted" if index % 3 else None,
         "reason": "not in the set" if index % 3 else None,
         "sha256": hashlib.sha256(str(index).encode()).hexdigest(),
         "version": skillguard.__version__,

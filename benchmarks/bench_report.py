@@ -41,10 +41,10 @@ _GENESIS = "0" * 64
 _KINDS = (
     {"event": "load_granted", "decision": "allow", "source": "embedded"},
     {"event": "approval_granted", "decision": "allow", "approver": "alice", "scope": "once"},
-    {"event": "load_denied", "decision": "deny", "code": "not_authorized"},
+    {"event": "load_denied", "decision": "deny", "code": "not_granted"},
     {"event": "containment_violation", "decision": "deny", "code": "symlink"},
     {"event": "shadowing_refused", "decision": "deny", "code": "embedded_wins"},
-    {"event": "load_denied", "decision": "deny", "code": "not_authorized"},
+    {"event": "load_denied", "decision": "deny", "code": "not_granted"},
 )
 
 

@@ -6,7 +6,7 @@ Run it from the repository root:  python examples/agent_orchestrator.py
 * The agent file ``examples/agents/src/agents/devops-engineer.md`` is in the
   repository, so it is the workspace's text: the loader's gate serves it only once a
   human approved the exact snapshot (the agent file and every knowledge file), or a
-  trust store pinned it. Without an approver the answer is ``not_approved``.
+  trust store pinned it. Without an approver the answer is ``denied``.
 * Its ``core_knowledge`` directives are read one by one, contained in the repository:
   the one that points outside it is refused on its own (the approver sees that), and
   the others are served from the approved snapshot.

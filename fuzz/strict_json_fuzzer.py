@@ -26,11 +26,11 @@ from skillguard.agents import parse_token_map
 
 CODES = frozenset(
     {
-        "json_too_large",
-        "json_bad_encoding",
-        "json_too_deep",
+        "too_large",
+        "bad_encoding",
+        "too_deep",
         "json_comment",
-        "json_duplicate_key",
+        "duplicate_key",
         "json_non_finite",
         "json_syntax",
     }

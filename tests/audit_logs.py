@@ -64,7 +64,7 @@ def swarm_records(count: int, *, text: str = "plain") -> list[dict[str, object]]
             "sha256": "b" * 64,
             "request_id": "c" * 16,
         },
-        {"event": "load_denied", "decision": "deny", "code": "not_authorized"},
+        {"event": "load_denied", "decision": "deny", "code": "not_granted"},
         {"event": "containment_violation", "decision": "deny", "code": "symlink"},
         {"event": "shadowing_refused", "decision": "deny", "code": "embedded_wins"},
         {"event": "approval_requested", "source": "workspace"},

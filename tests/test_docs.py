@@ -21,6 +21,7 @@ ERROR_CALLS = {
     "SkillNotFoundError",
     "SkillUsageError",
     "UnknownSkillError",
+    "NotGrantedError",
     "ApprovalError",
     "ApprovalDeniedError",
     "ApprovalRequiredError",
@@ -209,3 +210,40 @@ def test_every_command_option_is_in_its_readme_synopsis_with_help_text() -> None
             continue
         assert words in synopses, f"skillguard {' '.join(words)} has no README synopsis"
         assert synopses[words] == set(options), words
+
+
+def test_the_readme_error_table_is_the_code_table() -> None:
+    # The table is written once, in skillguard._core.codes; the README shows it as is.
+    # To update the README: print(skillguard._core.codes.markdown_table()).
+    from skillguard._core.codes import markdown_table
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("| kind | code | meaning |")
+    end = readme.index("\n\n", start) + 1
+    assert readme[start:end] == markdown_table()
+
+
+def test_the_readme_changed_codes_are_no_longer_raised() -> None:
+    from skillguard._core.codes import ERROR_CODES
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("\nChanged codes")
+    changes = readme[start : readme.index("\n\n", readme.index("\n- ", start))]
+    named = set(re.findall(r"`(\w+)/(\w+)`", changes))
+    table = {(row.kind, row.code) for row in ERROR_CODES}
+    renamed = {
+        ("unknown", "not_authorized"),
+        ("unknown", "user_invocation_only"),
+        ("unknown", "not_user_invocable"),
+        ("not_found", "missing"),  # for a skill name: still a code, for a path
+    }
+    assert renamed <= named
+    assert renamed - table == renamed - {("not_found", "missing")}
+    codes = {row.code for row in ERROR_CODES}
+    json_names = {"json_duplicate_key", "json_too_deep", "json_too_large", "json_bad_encoding"}
+    json_names |= {"json_not_object", "schema_missing_field", "schema_wrong_type"}
+    json_names |= {"schema_empty_field", "schema_unknown_field"}
+    assert json_names <= set(re.findall(r"`(\w+)`", changes))
+    assert json_names.isdisjoint(codes)
+    # Every new name the list gives is a code of the table.
+    assert {pair for pair in named if pair not in renamed} <= table

@@ -21,8 +21,8 @@ def test_the_swarm_example_runs_and_its_audit_log_verifies() -> None:
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert "lead      release-notes  loaded  (workspace; " in "\n".join(lines)
-    assert "reviewer  release-notes  denied  (unknown/not_authorized)" in lines
-    assert "clerk     code-review    denied  (unknown/not_authorized)" in lines
+    assert "reviewer  release-notes  denied  (not_granted/not_granted)" in lines
+    assert "clerk     code-review    denied  (not_granted/not_granted)" in lines
     # Before approval the workspace skill is listed by name only; after, with the
     # description a human has seen.
     catalogs = [line for line in lines if line.startswith("lead's catalog:")]
@@ -44,7 +44,7 @@ def test_the_agent_orchestrator_example_runs() -> None:
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[:3] == [
-        "without an approver: refused (not_approved)",
+        "without an approver: refused (denied)",
         (
             "approver: asked for devops-engineer: src/agents/devops-engineer.md, "
             "src/knowledge/container-baseline.md; not taken: ../../README.md (path_escape)"

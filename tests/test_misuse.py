@@ -53,6 +53,7 @@ from skillguard import (
     LoadedSkill,
     Loader,
     MalformedSkillError,
+    NotGrantedError,
     Pin,
     PolicyError,
     PreparedLoad,
@@ -303,6 +304,7 @@ ERROR_CLASSES: tuple[type[SkillError], ...] = (
     SkillNotFoundError,
     SkillUsageError,
     UnknownSkillError,
+    NotGrantedError,
 )
 
 CATALOG_ENTRY = ("hello", "Says hello.", "hello", "embedded")

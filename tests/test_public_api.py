@@ -78,6 +78,7 @@ PUBLIC = {
     "ToolInfo",
     "TrustStore",
     "UnknownSkillError",
+    "NotGrantedError",
     "YamlValue",
 }
 
@@ -199,6 +200,7 @@ def test_the_swarm_names_are_the_swarm_modules_own() -> None:
 
     assert skillguard.Loader is loader.Loader
     assert skillguard.UnknownSkillError is errors.UnknownSkillError
+    assert skillguard.NotGrantedError is errors.NotGrantedError
     assert skillguard.AgentSkills is handle.AgentSkills
     assert skillguard.PreparedLoad is served.PreparedLoad
     assert set(skillguard.__all__) <= set(dir(skillguard))

@@ -63,7 +63,7 @@ from skillguard._skills.truststore import Pin, TrustStore
 from skillguard._skills.walk import Resource, Resources
 
 if TYPE_CHECKING:
-    from skillguard._swarm.errors import UnknownSkillError
+    from skillguard._swarm.errors import NotGrantedError, UnknownSkillError
     from skillguard._swarm.handle import AgentSkills
     from skillguard._swarm.loader import Loader
     from skillguard._swarm.served import LoadedSkill, PreparedLoad, ResourceSlot, ToolDescriptor
@@ -87,6 +87,7 @@ __all__ = [
     "LoadedSkill",
     "Loader",
     "MalformedSkillError",
+    "NotGrantedError",
     "Pin",
     "PolicyError",
     "PreparedLoad",
@@ -186,6 +187,7 @@ _SWARM = frozenset(
         "AgentSkills",
         "LoadedSkill",
         "Loader",
+        "NotGrantedError",
         "PreparedLoad",
         "ResourceSlot",
         "ToolDescriptor",
@@ -201,6 +203,7 @@ def _import_swarm() -> None:
         AgentSkills=handle.AgentSkills,
         Loader=loader.Loader,
         UnknownSkillError=errors.UnknownSkillError,
+        NotGrantedError=errors.NotGrantedError,
         LoadedSkill=served.LoadedSkill,
         PreparedLoad=served.PreparedLoad,
         ResourceSlot=served.ResourceSlot,

@@ -298,7 +298,7 @@ def test_validate_agent_directory_reports_typed_findings(tmp_path: Path) -> None
     (repo / "agents" / "ralph" / "copilot" / "frontmatter.json").write_text('{"name": "x"}')
     (result,) = validate_agent_directory(repo / "agents" / "ralph", token_map=token_map)
     assert not result.ok
-    assert [(e.kind, e.code) for e in result.errors] == [("malformed", "schema_missing_field")]
+    assert [(e.kind, e.code) for e in result.errors] == [("malformed", "missing_field")]
     assert result.errors[0].message.startswith("copilot: ")
     assert result.warnings == ()
 

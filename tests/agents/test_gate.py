@@ -93,12 +93,12 @@ def test_t121_an_unapproved_repo_agent_never_reaches_the_envelope(tmp_path: Path
     agents = handle(tmp_path)  # no approver: deny_all
     with pytest.raises(ApprovalDeniedError) as caught:
         agents.agent_context("reviewer", repo=repo, harnesses=("claude",))
-    assert caught.value.code == "not_approved"
+    assert caught.value.code == "denied"  # as a skill's: one name per cause
     assert "careful" not in str(caught.value)
     events = [(r["event"], r.get("code")) for r in records(tmp_path)]
     assert events == [
         ("agent_approval_requested", None),
-        ("agent_context_denied", "not_approved"),
+        ("agent_context_denied", "denied"),
     ]
 
 

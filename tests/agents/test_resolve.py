@@ -243,6 +243,24 @@ def test_encoding_errors_are_unreadable(repo: Path, resolver: Resolver) -> None:
     assert (error.code, agent_error_code(error)) == ("bad_encoding", "AGENT_FILE_UNREADABLE")
 
 
+def test_a_token_map_not_utf8_is_unreadable_as_an_agent_file_is(repo: Path) -> None:
+    # One name per cause: strict JSON's bad_encoding is the SKILL.md's and the agent
+    # file's, and reads as the seed's AGENT_FILE_UNREADABLE as theirs does.
+    folder = repo / "agents" / "x"
+    (folder / "pi").mkdir(parents=True)
+    (folder / "agent.md").write_text("Body.\n")
+    (folder / "pi" / "frontmatter.json").write_text(
+        '{"name": "x", "description": "d", "tools": ["Read"]}'
+    )
+    (repo / "agents" / "token-map.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(MalformedSkillError) as caught:
+        load_agent_context(repo, "x", harnesses=("pi",))
+    assert (caught.value.code, agent_error_code(caught.value)) == (
+        "bad_encoding",
+        "AGENT_FILE_UNREADABLE",
+    )
+
+
 def test_bad_arguments(repo: Path, resolver: Resolver) -> None:
     for agent in ("", None, 3):
         error = refusal(repo, agent, resolver)  # type: ignore[arg-type]

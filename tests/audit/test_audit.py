@@ -66,7 +66,7 @@ def write_log(path: Path, count: int, key: bytes | None = None) -> list[str]:
             agent="planner" if index < 3 else "reader",
             skill=f"skill-{index}",
             decision="allow" if index % 2 else "deny",
-            code=None if index % 2 else "not_authorized",
+            code=None if index % 2 else "not_granted",
             reason=None if index % 2 else "not in the set",
         )
     return path.read_text().splitlines()

@@ -404,3 +404,23 @@ def test_t192_a_full_file_system_is_a_write_failure(tmp_path: Path, setup: dict[
         f"skillguard: audit/write_failed: cannot append to {log}: "
         "No space left on device (ENOSPC)\n"
     )
+
+
+def test_a_skill_not_granted_is_one_answer_exit_1_whether_or_not_it_exists(
+    capsys: pytest.CaptureFixture[str], setup: dict[str, str]
+) -> None:
+    # "notes" exists (in the project) but is not the reader's; "nope" exists nowhere.
+    # Both are not_granted (not "unknown"), exit 1 as any refused input; a policy key
+    # typo is the operator's own mistake, a usage error (exit 2) naming key and line.
+    answers = set()
+    for name in ("notes", "nope"):
+        code, out, err = run(capsys, "load", *common(setup, "reader"), name)
+        assert (code, out) == (1, "")
+        answers.add(err.replace(name, "N"))
+    assert answers == {
+        "skillguard: not_granted/not_granted: agent 'reader' may not load skill 'N'\n"
+    }
+    Path(setup["policy"]).write_text(POLICY.replace("    tools: [Read]", "    tols: [Read]"))
+    code, out, err = run(capsys, "load", *common(setup, "reader"), "pdf-tools")
+    assert (code, out) == (2, "")
+    assert "line 4: unknown key 'tols' of agent 'planner' (did you mean 'tools'?)" in err

@@ -271,3 +271,19 @@ def test_a_hint_whose_context_differs_is_not_given() -> None:
     error = syntax_error(exc, 2, "the frontmatter")
     assert error.reason == "the frontmatter is not valid YAML (ScannerError)"
     assert (error.line, error.column) == (None, None)
+
+
+def test_nested_key_lines_are_kept_only_when_asked() -> None:
+    text = b"a:\n  b:\n    c: x\n  l:\n    - {d: y}\ne: z\n"
+    _, plain = load_document(text, DEFAULT_LIMITS, what="the file")
+    assert (plain.at(("a",)), plain.at(("a", "b", "c"))) == (1, None)
+    _, lines = load_document(text, DEFAULT_LIMITS, what="the file", nested_keys=True)
+    assert [lines.at(path) for path in (("a",), ("a", "b"), ("a", "b", "c"), ("e",))] == [
+        1,
+        2,
+        3,
+        6,
+    ]
+    # A key beneath a list has no path of keys: it is not recorded.
+    assert lines.at(("a", "l", "d")) is None
+    assert lines.at(("a", "missing")) is None

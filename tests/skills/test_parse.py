@@ -835,6 +835,45 @@ def test_compat_refuses_a_bad_name_without_a_valid_folder(folder: str | None) ->
     assert code_of(raw, expected_name=folder, profile="compat") == "invalid_name"
 
 
+@pytest.mark.parametrize(
+    ("frontmatter", "code"),
+    [("name: My Skill\ndescription: x\n", "invalid_name"), (MINIMAL, "name_mismatch")],
+)
+def test_strict_names_the_compat_profile_when_compat_would_accept(
+    frontmatter: str, code: str
+) -> None:
+    raw = doc(frontmatter)
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(raw, expected_name="my-skill")
+    assert info.value.code == code
+    assert info.value.reason.endswith(
+        "; the compat profile (--profile compat, profile='compat') would identify the "
+        "skill by its folder name 'my-skill'"
+    )
+    # Computed, not guessed: compat does take it, under that name.
+    assert parse_skill(raw, expected_name="my-skill", profile="compat").name == "my-skill"
+
+
+@pytest.mark.parametrize("folder", [None, "Bad Folder", "x" * 65, "caf\u00e9"])
+def test_strict_does_not_name_compat_when_compat_would_refuse_too(folder: str | None) -> None:
+    raw = doc("name: My Skill\ndescription: x\n")
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(raw, expected_name=folder)
+    assert "compat" not in info.value.reason
+    assert code_of(raw, expected_name=folder, profile="compat") == "invalid_name"
+
+
+def test_t226_the_compat_hint_never_echoes_the_invalid_name() -> None:
+    # T13: an invalid name is never shown; the hint names only the folder, a valid slug.
+    raw = doc('name: "EVIL ../../etc <b>"\ndescription: x\n')
+    with pytest.raises(MalformedSkillError) as info:
+        parse_skill(raw, expected_name="fine-name")
+    assert info.value.code == "invalid_name"
+    assert "EVIL" not in info.value.reason
+    assert "'fine-name'" in info.value.reason
+    assert str(info.value).isascii()
+
+
 def test_compat_keeps_non_string_metadata_as_inert_data() -> None:
     skill = parse_skill(doc(MINIMAL + "metadata: {tags: [a, b], n: {m: o}}\n"), profile="compat")
     assert skill.metadata["tags"] == ("a", "b")
@@ -1294,7 +1333,7 @@ def test_the_length_message_names_the_length_and_the_limit() -> None:
 def test_a_name_mismatch_names_both_names() -> None:
     with pytest.raises(MalformedSkillError) as info:
         parse_skill(b"---\nname: pdf-tools\ndescription: d\n---\n", expected_name="other")
-    assert info.value.reason == "'name' is 'pdf-tools' but the folder is 'other'"
+    assert info.value.reason.startswith("'name' is 'pdf-tools' but the folder is 'other'; ")
 
 
 @pytest.mark.parametrize(

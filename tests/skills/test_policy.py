@@ -294,3 +294,166 @@ def test_policy_from_file_takes_str_and_path_like(tmp_path: Path) -> None:
         AllowPolicy.from_file("policy\x00.yaml")
     with pytest.raises(SkillUsageError):
         parse_policy_with("agents: {}", backend=None)  # type: ignore[arg-type]
+
+
+# -- errors that say what to do (README "Errors") -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (
+            b"agents:\n  p: {skills: [a], subagents: [c]}\n  c: {skills: [a, b, d]}\n",
+            "skills 'b', 'd'",
+        ),
+        (
+            b"agents:\n  p: {tools: [Read], subagents: [c]}\n  c: {tools: [Read, Bash]}\n",
+            "tools 'Bash'",
+        ),
+        (
+            b"agents:\n  p: {subagents: [c]}\n  c: {workspace: approve}\n",
+            "workspace approve (the parent's is deny)",
+        ),
+    ],
+)
+def test_widening_subagent_names_what_widened(text: bytes, named: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_yaml(text)
+    assert info.value.code == "widening_subagent"
+    assert info.value.agent == "c"
+    assert f"sub-agent 'c' would get more than its parent 'p': {named};" in info.value.reason
+
+
+def test_widening_subagent_names_skills_tools_and_workspace_together() -> None:
+    text = (
+        b"agents:\n  p: {skills: [a], tools: [Read], subagents: [c]}\n"
+        b"  c: {skills: [a, b], tools: [Read, Write], workspace: approve}\n"
+    )
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_yaml(text)
+    assert (
+        ": skills 'b'; tools 'Write'; workspace approve (the parent's is deny); "
+        "grant these to 'p' too, or take them from 'c'"
+    ) in info.value.reason
+
+
+def test_t225_widened_tools_are_shown_escaped_and_bounded() -> None:
+    # Tools are free text: a bidi override or an escape sequence in one must reach the
+    # operator's terminal escaped, and a thousand widened tools must not be a thousand
+    # names in one line.
+    hostile = "Bash\u202e\x1b[2J" + "x" * 200
+    wide = {
+        "p": AgentGrant(tools=frozenset({"Read"}), subagents=frozenset({"c"})),
+        "c": AgentGrant(tools=frozenset({hostile, *(f"T{i:04}" for i in range(1000))})),
+    }
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy(wide)
+    reason = info.value.reason
+    assert "\u202e" not in reason
+    assert "\x1b" not in reason
+    assert "'Bash\\u202e\\x1b[2J" in reason
+    assert "and 993 more" in reason
+    assert len(reason) < 600
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "words"),
+    [
+        (
+            b"agents:\n  p:\n    skills: [a]\n    tols: [Read]\n",
+            4,
+            "tols",
+            "unknown key 'tols' of agent 'p' (did you mean 'tools'?)",
+        ),
+        (
+            b"agents:\n  p: {skills: [a], Workspace: approve}\n",
+            2,
+            "Workspace",
+            "unknown key 'Workspace' of agent 'p' (did you mean 'workspace'?)",
+        ),
+        (
+            b"# policy\nagnets:\n  p: {}\n",
+            2,
+            "agnets",
+            "unknown key 'agnets' (did you mean 'agents'?)",
+        ),
+        (
+            b"agents:\n  p:\n    power: all\n",
+            3,
+            "power",
+            (
+                "unknown key 'power' of agent 'p'; the keys are 'skills', 'subagents', "
+                "'tools', 'workspace'"
+            ),
+        ),
+    ],
+)
+def test_a_policy_key_typo_names_the_key_its_line_and_the_nearest_key(
+    text: bytes, line: int, key: str, words: str
+) -> None:
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_yaml(text)
+    assert (info.value.code, info.value.line, info.value.key) == ("bad_policy", line, key)
+    assert info.value.reason == words
+
+
+def test_a_policy_key_typo_from_a_mapping_has_no_line() -> None:
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_mapping({"agents": {"p": {"skils": ["a"]}}})
+    assert (info.value.line, info.value.key, info.value.agent) == (None, "skils", "p")
+    assert info.value.reason == "unknown key 'skils' of agent 'p' (did you mean 'skills'?)"
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_mapping({"agents": {"p": {1: ["a"]}}})
+    assert info.value.key is None
+    assert "a key of agent 'p' that is not a string" in info.value.reason
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "tols\u202e",  # a bidi override
+        "\u2066tools\u2069",  # isolates around a known key
+        "to\x1b[2Jols",  # an escape sequence (only a mapping can carry it: YAML refuses it)
+        "t" * 5000,  # huge
+    ],
+)
+def test_t225_a_hostile_policy_key_is_named_escaped_and_bounded(key: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        AllowPolicy.from_mapping({"agents": {"p": {key: ["a"]}}})
+    reason = info.value.reason
+    assert reason.isascii()
+    assert reason.isprintable()
+    assert len(reason) < 200
+    assert str(info.value).isascii()
+
+
+def test_t225_a_long_key_is_not_compared_with_the_known_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # difflib compares in time quadratic in the key: a key past 64 characters (a scalar
+    # may hold 1024 bytes) is never handed to it.
+    import difflib
+
+    calls: list[str] = []
+    real = difflib.get_close_matches
+
+    def counting(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
+        calls.append(word)
+        return real(word, possibilities, n=n, cutoff=cutoff)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    for key, compared in (("t" * 64, 1), ("t" * 65, 0), ("tools" * 200, 0)):
+        calls.clear()
+        with pytest.raises(PolicyError):
+            AllowPolicy.from_yaml(f"agents:\n  p: {{{key}: [a]}}\n".encode())
+        assert len(calls) == compared
+
+
+def test_the_key_suggestion_is_deterministic() -> None:
+    # "subagent" is as near "subagents" whatever order the known keys come in.
+    reasons = set()
+    for _ in range(5):
+        with pytest.raises(PolicyError) as info:
+            AllowPolicy.from_yaml(b"agents:\n  p: {subagent: []}\n")
+        reasons.add(info.value.reason)
+    assert reasons == {"unknown key 'subagent' of agent 'p' (did you mean 'subagents'?)"}

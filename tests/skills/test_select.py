@@ -831,3 +831,22 @@ def test_select_approve_prompt_asks_on_a_real_terminal(
     records = [json.loads(line) for line in Path(files["log"]).read_text().splitlines()]
     granted = [r for r in records if r["event"] == "approval_granted"]
     assert [(r["skill"], r["approver"]) for r in granted] == [("pdf-forms", "console")]
+
+
+@pytest.mark.parametrize(
+    ("raw", "line", "words"),
+    [
+        (b"skils:\n  a: {keywords: [x]}\n", 1, "unknown key 'skils' (did you mean 'skills'?)"),
+        (
+            b"skills:\n  a:\n    keyword: [x]\n",
+            3,
+            "unknown key 'keyword' in the entry of 'a' (did you mean 'keywords'?)",
+        ),
+    ],
+)
+def test_a_registry_key_typo_names_the_key_its_line_and_the_nearest_key(
+    raw: bytes, line: int, words: str
+) -> None:
+    with pytest.raises(PolicyError) as info:
+        SelectionRegistry.from_yaml(raw)
+    assert (info.value.code, info.value.line, info.value.reason) == ("bad_registry", line, words)

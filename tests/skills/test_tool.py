@@ -173,10 +173,10 @@ def test_t86_a_name_that_is_not_a_slug_is_a_containment_error(
         handle.prepare_call(uuid.uuid4(), args)
 
 
-def test_a_slug_outside_the_grant_is_not_authorized(handle: AgentSkills) -> None:
+def test_a_slug_outside_the_grant_is_not_granted(handle: AgentSkills) -> None:
     with pytest.raises(UnknownSkillError) as caught:
         handle.invoke('{"name": "secret"}')
-    assert caught.value.code == "not_authorized"
+    assert caught.value.code == "not_granted"
 
 
 def test_t86_the_execution_id_travels_in_the_request_and_the_audit(

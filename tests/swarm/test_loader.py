@@ -331,7 +331,7 @@ def test_t27_every_decision_is_an_audit_event_without_the_body(world: dict[str, 
     assert all("Workspace notes" not in json.dumps(log, default=str) for log in logs)
     denied = logs[-1]
     assert denied["decision"] == "deny"
-    assert denied["code"] == "not_authorized"
+    assert denied["code"] == "not_granted"
     assert "\x1b" not in denied["skill"]
     assert "\u202e" not in denied["skill"]
     granted = logs[3]
@@ -930,8 +930,10 @@ def test_t128_deactivate_withdraws_the_agents_approval(world: dict[str, Path]) -
     assert planner.tool_descriptor("notes").description == ""
     with pytest.raises(ApprovalRequiredError, match="load it first"):
         planner.effective_tools("notes")
-    with pytest.raises(UnknownSkillError):
+    # One name per cause: the LoadedSkill already handed out says what read_resource says.
+    with pytest.raises(ApprovalRequiredError, match="withdrawn") as withdrawn:
         planner.effective_tools(loaded)
+    assert withdrawn.value.code == "not_approved"
     with capture_logs() as logs, pytest.raises(ApprovalRequiredError, match="withdrawn"):
         loaded.read_resource("scripts/run.py")
     assert [log["code"] for log in logs if log["event"] == "load_denied"] == ["not_approved"]

@@ -237,7 +237,7 @@ def _tools(listed: tuple[str, ...], resolver: Resolver) -> tuple[str, ...]:
             tools.append(resolved)
     if not tools:
         raise MalformedSkillError(
-            "schema_empty_field",
+            "empty_field",
             "field tools names no tool that exists for this harness",
             key="tools",
         )

@@ -103,9 +103,9 @@ def _string(document: dict[str, object], key: str, *, required: bool) -> str | N
     if value is None and not required and key not in document:
         return None
     if not isinstance(value, str):
-        raise MalformedSkillError("schema_wrong_type", f"field {key} must be a string", key=key)
+        raise MalformedSkillError("wrong_type", f"field {key} must be a string", key=key)
     if required and not value.strip():
-        raise MalformedSkillError("schema_empty_field", f"field {key} must not be empty", key=key)
+        raise MalformedSkillError("empty_field", f"field {key} must not be empty", key=key)
     check_string(value, f"field {key}")
     return value
 
@@ -113,9 +113,9 @@ def _string(document: dict[str, object], key: str, *, required: bool) -> str | N
 def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
     """Parse the untrusted bytes of one ``frontmatter.json`` (the seed's strict schema).
 
-    Raises ``MalformedSkillError``: the strict JSON codes, ``json_not_object``,
-    ``schema_unknown_field``, ``schema_missing_field``, ``schema_wrong_type``,
-    ``schema_empty_field``, ``control_character``, ``forbidden_character``,
+    Raises ``MalformedSkillError``: the strict JSON codes, ``not_a_mapping``,
+    ``unknown_field``, ``missing_field``, ``wrong_type``,
+    ``empty_field``, ``control_character``, ``forbidden_character``,
     ``not_one_line`` (a name, model or tool of more than one line). Any other
     exception is a bug.
     """
@@ -123,27 +123,21 @@ def parse_frontmatter(raw: bytes, *, max_bytes: int = 16 * 1024) -> Frontmatter:
     for key in document:
         if key not in _REQUIRED and key not in _OPTIONAL:
             raise MalformedSkillError(
-                "schema_unknown_field", f"unknown field: {safe_repr(key)[1:-1]}", key=key
+                "unknown_field", f"unknown field: {safe_repr(key)[1:-1]}", key=key
             )
     for key in _REQUIRED:
         if key not in document:
-            raise MalformedSkillError(
-                "schema_missing_field", f"missing required field: {key}", key=key
-            )
+            raise MalformedSkillError("missing_field", f"missing required field: {key}", key=key)
     tools = document["tools"]
     if not isinstance(tools, list) or not all(isinstance(item, str) for item in tools):
         raise MalformedSkillError(
-            "schema_wrong_type", "field tools must be an array of strings", key="tools"
+            "wrong_type", "field tools must be an array of strings", key="tools"
         )
     if not tools:
-        raise MalformedSkillError(
-            "schema_empty_field", "field tools must not be empty", key="tools"
-        )
+        raise MalformedSkillError("empty_field", "field tools must not be empty", key="tools")
     for item in tools:
         if not item.strip():
-            raise MalformedSkillError(
-                "schema_empty_field", "field tools holds an empty name", key="tools"
-            )
+            raise MalformedSkillError("empty_field", "field tools holds an empty name", key="tools")
         check_string(item, "field tools")
     name = str(_string(document, "name", required=True))
     model = _string(document, "model", required=False)

@@ -18,7 +18,7 @@ Rules (threat-model.md T121-T126, T150; ARCHITECTURE.md rules 4 and 5):
   (the agent will follow its ``Read`` directive itself); anything else refuses the
   whole envelope (``changed_after_approval``).
 * Deny by default. No approver, an approver that says no, fails or answers anything
-  but an approving ``Decision`` is ``ApprovalDeniedError`` (``not_approved``). A pin
+  but an approving ``Decision`` is ``ApprovalDeniedError`` (``denied``, as for a skill). A pin
   is keyed by the agent file's repository-relative path and ``agent:`` + its absolute
   path (``pin_key``), never by a name made from the file name: every file the resolver
   reaches can be approved and pinned, and a skill's pin never approves an agent file.
@@ -255,7 +255,7 @@ def _decide(
     if decision is None or decision.approved is not True:
         by = decision.by if decision is not None else "no valid answer"
         error = ApprovalDeniedError(
-            "not_approved",
+            "denied",
             f"the workspace agent file was not approved (approver: {safe_repr(by)}): pin it "
             "in a trust store or approve it",
         )
@@ -344,7 +344,7 @@ def agent_context(
 ) -> ServedAgentContext:
     """Resolve *agent* and serve it through the gate (the module docstring's rules).
 
-    Raises ``ApprovalDeniedError`` (``not_approved``), ``ApprovalRequiredError``
+    Raises ``ApprovalDeniedError`` (``denied``), ``ApprovalRequiredError``
     (``async_approver``: use ``aagent_context``), ``SkillContainmentError``
     (``changed_after_approval`` and the read refusals), the errors of
     ``load_agent_context``, ``AuditError`` and ``SkillUsageError``.

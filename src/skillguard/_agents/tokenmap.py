@@ -109,7 +109,7 @@ def load_json_object(raw: bytes, *, what: str, max_bytes: int) -> dict[str, obje
     except StrictJSONError as exc:
         raise MalformedSkillError(exc.code, f"{what}: {exc}") from exc
     if not isinstance(value, dict):
-        raise MalformedSkillError("json_not_object", f"{what}: the top level is not an object")
+        raise MalformedSkillError("not_a_mapping", f"{what}: the top level is not an object")
     return value
 
 
@@ -235,7 +235,7 @@ def _prefixes(value: object, harnesses: tuple[str, ...]) -> Mapping[str, str]:
 def parse_token_map(raw: bytes, *, max_bytes: int = TOKEN_MAP_MAX_BYTES) -> TokenMap:
     """Parse the untrusted bytes of a ``token-map.json`` (see the module docstring).
 
-    Raises ``MalformedSkillError`` (the JSON codes, ``json_not_object``,
+    Raises ``MalformedSkillError`` (the JSON codes, ``not_a_mapping``,
     ``token_map_version``, ``token_map_schema``, ``unknown_path_base``,
     ``path_not_relative``, ``control_character``, ``forbidden_character``) and
     ``SkillUsageError`` for bad arguments; any other exception is a bug.

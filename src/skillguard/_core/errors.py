@@ -12,10 +12,11 @@ or folder is hostile or broken" from "my own code called skillguard wrongly"::
     └── SkillUsageError             kind "usage": the caller passed bad arguments
 
 Every error carries structured, non-secret fields: ``kind`` (the branch), ``code``
-(stable, documented in README.md), ``name`` (the skill identifier when known),
-``agent`` (the requesting agent when known), ``reason`` (a human-readable sentence),
-and, where it helps, ``line``, ``column`` and ``key``. Messages never echo file content: they may
-name the offending key (escaped and truncated) and the line, nothing more.
+(stable; every code, with its kind and meaning, is listed once in ``_core/codes.py``),
+``name`` (the skill identifier when known), ``agent`` (the requesting agent when
+known), ``reason`` (a human-readable sentence), and, where it helps, ``line``,
+``column`` and ``key``. Messages never echo file content: they may name the offending
+key (escaped and truncated) and the line, nothing more.
 
 Foreign exceptions are wrapped at the boundary with ``raise ... from exc``; any other
 exception escaping the public API is a bug.
@@ -23,7 +24,10 @@ exception escaping the public API is a bug.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "MalformedSkillError",
@@ -34,6 +38,7 @@ __all__ = [
     "SkillUsageError",
     "input_error",
     "safe_repr",
+    "unknown_key",
 ]
 
 # Untrusted strings (keys, folder names) are shown escaped and bounded so that an
@@ -172,3 +177,27 @@ def input_error(
         if branch.kind == kind:
             return branch(code, reason, name=name, agent=agent)
     return SkillInputError(code, reason, name=name, agent=agent)
+
+
+# A key longer than this is not compared with the known keys: no known key is near it,
+# and a hostile key (up to a scalar's cap) cannot make the comparison costly.
+_MAX_SUGGESTED_KEY = 64
+
+
+def unknown_key(key: object, known: Iterable[str], *, where: str = "") -> str:
+    """The words for an unknown *key* of an operator's file: the key escaped and
+    bounded (``safe_repr``), then the nearest of *known* when one is close (``did you
+    mean 'tools'?``), else the keys allowed there; *where* (``" of agent 'p'"``)
+    follows the key. Deterministic: *known* is sorted before it is compared
+    (``difflib``, a ratio of at least 0.6)."""
+    allowed = sorted(known)
+    if not isinstance(key, str):
+        return f"a key{where} that is not a string; the keys are {', '.join(map(repr, allowed))}"
+    shown = f"unknown key {safe_repr(key)}{where}"
+    if len(key) <= _MAX_SUGGESTED_KEY:
+        import difflib  # noqa: PLC0415 - only an error pays for it
+
+        near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        if near:
+            return f"{shown} (did you mean {near[0]!r}?)"
+    return f"{shown}; the keys are {', '.join(map(repr, allowed))}"

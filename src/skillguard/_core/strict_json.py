@@ -14,8 +14,8 @@ level. ``loads_strict`` refuses all three, before any value is built where it ca
   than one that refuses them).
 
 Errors are ``StrictJSONError`` (a ``ValueError``) with a reason and no content, and a
-``code`` that names the one defect (``json_too_large``, ``json_bad_encoding``,
-``json_too_deep``, ``json_comment``, ``json_duplicate_key``, ``json_non_finite``,
+``code`` that names the one defect (``too_large``, ``bad_encoding``,
+``too_deep``, ``json_comment``, ``duplicate_key``, ``json_non_finite``,
 ``json_syntax``); each caller turns it into its own typed ``SkillError``.
 """
 
@@ -77,7 +77,7 @@ def _depth(text: str) -> int:
 def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     record = dict(pairs)
     if len(record) != len(pairs):
-        _refuse("json_duplicate_key", "a key is repeated in one object")
+        _refuse("duplicate_key", "a key is repeated in one object")
     return record
 
 
@@ -112,16 +112,16 @@ def loads_strict(raw: bytes | str, *, max_bytes: int, max_depth: int) -> object:
         text = raw
         # A character is at most four bytes: only a long text needs encoding to measure.
         if len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
-            _refuse("json_too_large", f"the document is larger than {max_bytes} bytes")
+            _refuse("too_large", f"the document is larger than {max_bytes} bytes")
     else:
         if len(raw) > max_bytes:
-            _refuse("json_too_large", f"the document is larger than {max_bytes} bytes")
+            _refuse("too_large", f"the document is larger than {max_bytes} bytes")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            _refuse("json_bad_encoding", "the document is not valid UTF-8")
+            _refuse("bad_encoding", "the document is not valid UTF-8")
     if not _shallow(text, max_depth) and _depth(text) > max_depth:
-        _refuse("json_too_deep", f"the document nests deeper than {max_depth} levels")
+        _refuse("too_deep", f"the document nests deeper than {max_depth} levels")
     try:
         return _DECODER.decode(text)
     except StrictJSONError:

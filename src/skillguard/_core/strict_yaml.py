@@ -108,13 +108,29 @@ def default_backend() -> Backend:
 
 
 class KeyLines:
-    """The file line of each top-level key, worked out only when an error needs it."""
+    """The file line of each top-level key, worked out only when an error needs it;
+    with ``load_document(..., nested_keys=True)``, of every key beneath mappings too."""
 
-    __slots__ = ("_first_line", "_marks")
+    __slots__ = ("_first_line", "_marks", "_nested")
 
-    def __init__(self, marks: dict[str, Any], first_line: int) -> None:
+    def __init__(
+        self,
+        marks: dict[str, Any],
+        first_line: int,
+        nested: dict[tuple[str, ...], Any] | None = None,
+    ) -> None:
         self._marks = marks
         self._first_line = first_line
+        self._nested = nested or {}
+
+    def at(self, path: tuple[str, ...]) -> int | None:
+        """The line of the key at *path* (``("agents", "planner", "tols")``): a
+        top-level key always, a nested one when the document was read with
+        ``nested_keys`` and every step of *path* is a mapping key."""
+        if len(path) == 1:
+            return self.get(path[0])
+        mark = self._nested.get(path)
+        return None if mark is None else int(mark.line) + self._first_line
 
     def get(self, key: str) -> int | None:
         mark = self._marks.get(key)
@@ -296,6 +312,7 @@ def load_document(
     first_line: int = 1,
     backend: Backend | None = None,
     allow_empty: bool = False,
+    nested_keys: bool = False,
 ) -> tuple[dict[str, YamlValue], KeyLines]:
     """Read one YAML document of plain data: the only way skillguard reads YAML.
 
@@ -304,7 +321,9 @@ def load_document(
     once). *what* names the document in error reasons (``"the policy file"``);
     ``first_line`` is the file line on which *raw* starts, so error lines point into
     the file. With ``allow_empty``, a document of blanks and newlines only is the
-    empty mapping instead of a refusal.
+    empty mapping instead of a refusal. With ``nested_keys``, the line of every key
+    beneath mappings is kept as well (``KeyLines.at``): for the operator's files, whose
+    errors name a nested key (a policy's ``tols:``); it costs a tuple per key.
 
     Returns the mapping and, for each top-level key, the file line it is on (so field
     errors can name their line). Raises :class:`MalformedSkillError` for every rule in
@@ -335,7 +354,9 @@ def load_document(
         )
     if allow_empty and not text.strip(" \n"):
         return {}, KeyLines({}, first_line)
-    return _compose(text, limits, events_of, what=what, first_line=first_line)
+    return _compose(
+        text, limits, events_of, what=what, first_line=first_line, nested_keys=nested_keys
+    )
 
 
 def _compose(
@@ -345,6 +366,7 @@ def _compose(
     *,
     what: str,
     first_line: int,
+    nested_keys: bool = False,
 ) -> tuple[dict[str, YamlValue], KeyLines]:
     """Compose *text* (one YAML document, cleared of forbidden characters) into a
     ``dict`` of plain data, refusing at the first event that breaks a rule."""
@@ -381,6 +403,7 @@ def _compose(
     cur: Any = None  # the dict or list being filled; None outside the top mapping
     top: Any = None  # the top-level mapping, once started
     key_marks: dict[str, Any] = {}
+    nested_marks: dict[tuple[str, ...], Any] | None = {} if nested_keys else None
     cur_is_map = False
     key: Any = _NO_KEY
 
@@ -452,6 +475,11 @@ def _compose(
                     key = value
                     if cur is top:
                         key_marks[value] = event.start_mark
+                    elif nested_marks is not None and all(entry[1] for entry in stack[1:]):
+                        # Every container on the way is a mapping: the keys they were
+                        # entered by (stack[0] holds the top mapping's own entry).
+                        path = (*(entry[2] for entry in stack[1:]), value)
+                        nested_marks[path] = event.start_mark
                 else:
                     cur[key] = value
                     key = _NO_KEY
@@ -519,4 +547,4 @@ def _compose(
         raise MalformedSkillError("not_a_mapping", f"{what} is empty", line=first_line)
     if quoted_spans is not None:
         _check_tabs(text, quoted_spans, first_line)
-    return result, KeyLines(key_marks, first_line)
+    return result, KeyLines(key_marks, first_line, nested_marks)

@@ -209,16 +209,24 @@ class Fields:
         # A valid name is a public identifier (catalogs show it), so a mismatch names it;
         # an invalid one is never echoed (threat-model.md T13): only why it is invalid.
         if not self.compat:
+            # The compat profile (below) would take the skill under its folder name when
+            # that name is valid: say so, computed by the same rule, never guessed.
+            hint = ""
+            if expected_name is not None and is_valid_name(expected_name):
+                hint = (
+                    "; the compat profile (--profile compat, profile='compat') would "
+                    f"identify the skill by its folder name {safe_repr(expected_name)}"
+                )
             if not valid:
                 raise self.error(
                     "invalid_name",
-                    f"'name' is not a skill name: {name_problem(declared)}",
+                    f"'name' is not a skill name: {name_problem(declared)}{hint}",
                     "name",
                 )
             raise self.error(
                 "name_mismatch",
                 f"'name' is {safe_repr(declared)} but the folder is "
-                f"{safe_repr(str(expected_name))}",
+                f"{safe_repr(str(expected_name))}{hint}",
                 "name",
             )
         # compat: the folder name identifies the skill, and must itself be valid.

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from skillguard._core.errors import MalformedSkillError, SkillUsageError
+from skillguard._core.errors import MalformedSkillError, SkillUsageError, safe_repr, unknown_key
 from skillguard._core.limits import Limits
 from skillguard._core.strict_yaml import load_document
 from skillguard._fs.operator import read_operator_bytes
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     import os
 
     from skillguard._core.model import YamlValue
-    from skillguard._core.strict_yaml import Backend
+    from skillguard._core.strict_yaml import Backend, KeyLines
 
 __all__ = [
     "POLICY_LIMITS",
@@ -71,6 +71,7 @@ POLICY_LIMITS = Limits(
     max_nodes=200_000,
     max_scalar_bytes=1024,
 )
+_TOP_KEYS = frozenset({"agents"})
 _AGENT_KEYS = frozenset({"skills", "tools", "workspace", "subagents"})
 
 
@@ -146,36 +147,10 @@ class AllowPolicy:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> AllowPolicy:
-        if not isinstance(data, Mapping):
-            raise PolicyError("bad_policy", "a policy must be a mapping with an 'agents' key")
-        unknown = set(data) - {"agents"}
-        if unknown:
-            raise PolicyError("bad_policy", "a policy has only the key 'agents'")
-        raw_agents = data.get("agents", {})
-        if not isinstance(raw_agents, Mapping):
-            raise PolicyError("bad_policy", "'agents' must map agent names to grants")
-        agents: dict[str, AgentGrant] = {}
-        for agent, raw in raw_agents.items():
-            if not is_valid_agent(agent):
-                raise PolicyError("bad_policy", "an agent name is not a valid identifier")
-            if not isinstance(raw, Mapping) or not set(raw) <= _AGENT_KEYS:
-                raise PolicyError(
-                    "bad_policy",
-                    f"agent {agent!r} takes only {sorted(_AGENT_KEYS)}",
-                    agent=agent,
-                )
-            workspace = raw.get("workspace", "deny")
-            if workspace not in ("deny", "approve"):
-                raise PolicyError(
-                    "bad_policy", f"workspace of agent {agent!r} is deny or approve", agent=agent
-                )
-            agents[agent] = AgentGrant(
-                skills=_names(raw.get("skills", ()), "skills", agent, slugs=True),
-                tools=_names(raw.get("tools", ()), "tools", agent, slugs=False),
-                workspace=workspace,
-                subagents=_names(raw.get("subagents", ()), "subagents", agent, slugs=True),
-            )
-        return cls(agents)
+        """Build a policy from plain data in the file's shape. Raises
+        :class:`PolicyError` for anything invalid; an unknown key is named, with the
+        nearest known key when one is close (``did you mean 'tools'?``)."""
+        return _from_mapping(cls, data, None)
 
     @classmethod
     def from_yaml(cls, raw: bytes) -> AllowPolicy:
@@ -221,15 +196,13 @@ class AllowPolicy:
                         f"agent {parent!r} names a sub-agent that is not a separate agent",
                         agent=parent,
                     )
-                widens = (
-                    not child.skills <= grant.skills
-                    or not child.tools <= grant.tools
-                    or (child.workspace == "approve" and grant.workspace != "approve")
-                )
-                if widens:
+                widened = _widened(grant, child)
+                if widened:
                     raise PolicyError(
                         "widening_subagent",
-                        f"sub-agent {child_name!r} would get more than its parent {parent!r}",
+                        f"sub-agent {child_name!r} would get more than its parent "
+                        f"{parent!r}: {widened}; grant these to {parent!r} too, or take "
+                        f"them from {child_name!r}",
                         agent=child_name,
                     )
 
@@ -242,20 +215,109 @@ class AllowPolicy:
         return grant is not None and isinstance(name, str) and name in grant.skills
 
 
+def _unknown_key(
+    key: object, known: frozenset[str], lines: KeyLines | None, agent: str | None = None
+) -> PolicyError:
+    """``bad_policy`` for an unknown *key* at the top (or in *agent*'s grant), on its
+    line when the policy was read from a file, the nearest known key named (``did you
+    mean 'tools'?``) and the key escaped and bounded (``safe_repr``)."""
+    line = None
+    if lines is not None and isinstance(key, str):
+        line = lines.at(("agents", agent, key) if agent is not None else (key,))
+    where = f" of agent {agent!r}" if agent is not None else ""
+    return PolicyError(
+        "bad_policy",
+        unknown_key(key, known, where=where),
+        line=line,
+        key=key if isinstance(key, str) else None,
+        agent=agent,
+    )
+
+
+def _from_mapping(
+    cls: type[AllowPolicy], data: Mapping[str, object], lines: KeyLines | None
+) -> AllowPolicy:
+    if not isinstance(data, Mapping):
+        raise PolicyError("bad_policy", "a policy must be a mapping with an 'agents' key")
+    for key in data:
+        if key != "agents":
+            raise _unknown_key(key, _TOP_KEYS, lines)
+    raw_agents = data.get("agents", {})
+    if not isinstance(raw_agents, Mapping):
+        raise PolicyError("bad_policy", "'agents' must map agent names to grants")
+    agents: dict[str, AgentGrant] = {}
+    for agent, raw in raw_agents.items():
+        if not is_valid_agent(agent):
+            raise PolicyError("bad_policy", "an agent name is not a valid identifier")
+        if not isinstance(raw, Mapping):
+            raise PolicyError(
+                "bad_policy",
+                f"agent {agent!r} takes a mapping of {sorted(_AGENT_KEYS)}",
+                agent=agent,
+            )
+        for key in raw:
+            if key not in _AGENT_KEYS:
+                raise _unknown_key(key, _AGENT_KEYS, lines, agent)
+        workspace = raw.get("workspace", "deny")
+        if workspace not in ("deny", "approve"):
+            raise PolicyError(
+                "bad_policy", f"workspace of agent {agent!r} is deny or approve", agent=agent
+            )
+        agents[agent] = AgentGrant(
+            skills=_names(raw.get("skills", ()), "skills", agent, slugs=True),
+            tools=_names(raw.get("tools", ()), "tools", agent, slugs=False),
+            workspace=workspace,
+            subagents=_names(raw.get("subagents", ()), "subagents", agent, slugs=True),
+        )
+    return cls(agents)
+
+
+# How many widened names an error lists; the rest are counted. Tools are the
+# operator's own strings, but still shown escaped and bounded (safe_repr).
+_MAX_WIDENED_SHOWN = 8
+
+
+def _listed(names: frozenset[str]) -> str:
+    ordered = sorted(names)
+    shown = ", ".join(safe_repr(name) for name in ordered[:_MAX_WIDENED_SHOWN])
+    more = len(ordered) - _MAX_WIDENED_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _widened(parent: AgentGrant, child: AgentGrant) -> str:
+    """What *child* has and *parent* has not, named: ``skills 'b'; tools 'Bash'``, or
+    ``""`` when the child's grant is within the parent's."""
+    parts = []
+    skills = child.skills - parent.skills
+    if skills:
+        parts.append(f"skills {_listed(skills)}")
+    tools = child.tools - parent.tools
+    if tools:
+        parts.append(f"tools {_listed(tools)}")
+    if child.workspace == "approve" and parent.workspace != "approve":
+        parts.append(f"workspace approve (the parent's is {parent.workspace})")
+    return "; ".join(parts)
+
+
 def parse_policy_with(raw: bytes, *, backend: Backend | None) -> AllowPolicy:
     """``AllowPolicy.from_yaml`` with an explicit YAML backend (for the differential
     tests and fuzz target, which must see both parsers agree on every policy)."""
     if not isinstance(raw, bytes):
         raise SkillUsageError("bad_argument", "raw must be bytes")
     try:
-        data, _ = load_document(
-            raw, POLICY_LIMITS, what="the policy file", backend=backend, allow_empty=True
+        data, lines = load_document(
+            raw,
+            POLICY_LIMITS,
+            what="the policy file",
+            backend=backend,
+            allow_empty=True,
+            nested_keys=True,
         )
     except MalformedSkillError as exc:
         # The operator's own file is at fault, not untrusted input: a usage error,
         # with the composer's code kept in the reason and its line kept as is.
         raise PolicyError("bad_policy", f"{exc.reason} ({exc.code})", line=exc.line) from exc
-    return AllowPolicy.from_mapping(_plain(data))  # type: ignore[arg-type]
+    return _from_mapping(AllowPolicy, _plain(data), lines)  # type: ignore[arg-type]
 
 
 def _plain(value: YamlValue) -> object:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from skillguard._core.errors import MalformedSkillError, SkillUsageError
+from skillguard._core.errors import MalformedSkillError, SkillUsageError, unknown_key
 from skillguard._core.limits import Limits
 from skillguard._core.model import FrozenMap
 from skillguard._core.strict_yaml import load_document
@@ -231,7 +231,7 @@ class SelectionRegistry:
             raise SkillUsageError("bad_argument", "raw must be bytes")
         try:
             data, lines = load_document(
-                raw, REGISTRY_LIMITS, what="the registry file", allow_empty=True
+                raw, REGISTRY_LIMITS, what="the registry file", allow_empty=True, nested_keys=True
             )
         except MalformedSkillError as exc:
             raise _registry_error(f"{exc.reason} ({exc.code})", exc.line) from exc
@@ -253,7 +253,7 @@ class SelectionRegistry:
 def _parse_registry(data: Mapping[str, YamlValue], lines: KeyLines) -> dict[str, tuple[str, ...]]:
     unknown = sorted(set(data) - {"skills"})
     if unknown:
-        raise _registry_error(f"unknown key {unknown[0]!r}", lines.get(unknown[0]))
+        raise _registry_error(unknown_key(unknown[0], ("skills",)), lines.get(unknown[0]))
     skills = data.get("skills", FrozenMap({}))
     if not isinstance(skills, FrozenMap):
         raise _registry_error("skills must be a mapping of skill names", lines.get("skills"))
@@ -265,7 +265,10 @@ def _parse_registry(data: Mapping[str, YamlValue], lines: KeyLines) -> dict[str,
             raise _registry_error(f"the entry of {name!r} must be a mapping")
         extra = sorted(set(entry) - {"keywords"})
         if extra:
-            raise _registry_error(f"unknown key {extra[0]!r} in the entry of {name!r}")
+            raise _registry_error(
+                unknown_key(extra[0], ("keywords",), where=f" in the entry of {name!r}"),
+                lines.at(("skills", name, extra[0])),
+            )
         keywords = entry.get("keywords", ())
         if (
             not isinstance(keywords, tuple)

@@ -238,7 +238,15 @@ class AgentSkills(SelectionMixin):
                 raise unknown(self.agent, name)
             if served is not None:
                 if not self._state.was_approved(self.agent, served):
-                    raise unknown(self.agent, name)
+                    # The name is granted (checked above): the cause is the approval,
+                    # named as read_resource names it (one name per cause).
+                    raise ApprovalRequiredError(
+                        "not_approved",
+                        "this agent's approval of the skill was withdrawn, or never given: "
+                        "load it again",
+                        name=name,
+                        agent=self.agent,
+                    )
                 skill = served.snapshot.skill
             else:
                 embedded = self._loader.embedded.get(name)

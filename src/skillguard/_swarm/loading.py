@@ -31,7 +31,7 @@ from skillguard._skills.approval import (
     request_cost,
 )
 from skillguard._skills.truststore import pin_failure
-from skillguard._swarm.errors import UnknownSkillError, unknown
+from skillguard._swarm.errors import NotGrantedError, unknown
 from skillguard._swarm.pending import Flight, Issued, check_timeout
 from skillguard._swarm.served import LoadedSkill, PreparedLoad
 from skillguard._swarm.state import folder
@@ -69,7 +69,7 @@ class LoadingMixin:
 
         *by_user* says the host's user asked for the skill by name (``user_invoke``):
         only then does a ``disable-model-invocation`` skill load. Raises
-        ``UnknownSkillError``, the parser and containment errors, and ``AuditError``.
+        ``NotGrantedError``, the parser and containment errors, and ``AuditError``.
         """
         return self._prepare(name, by_user=by_user, execution=None)
 
@@ -139,14 +139,14 @@ class LoadingMixin:
 
     def _check_invocation(self, skill: Skill, *, by_user: bool) -> None:
         if by_user and not skill.user_invocable:
-            raise UnknownSkillError(
+            raise NotGrantedError(
                 "not_user_invocable",
                 "the skill says a user may not invoke it (user-invocable: false)",
                 name=skill.name,
                 agent=self.agent,
             )
         if not by_user and skill.disable_model_invocation:
-            raise UnknownSkillError(
+            raise NotGrantedError(
                 "user_invocation_only",
                 "the skill loads only when a user asks for it (disable-model-invocation)",
                 name=skill.name,
@@ -155,7 +155,7 @@ class LoadingMixin:
 
     def load(self, target: str | PreparedLoad) -> LoadedSkill:
         """Serve a skill. A workspace skill goes to the approver with the snapshot's
-        request, and what is served is that snapshot. Raises ``UnknownSkillError``,
+        request, and what is served is that snapshot. Raises ``NotGrantedError``,
         ``ApprovalDeniedError``, ``ApprovalRequiredError`` (an async approver: use
         ``aload``), ``AuditError``, or the parser and containment errors."""
         return self._load_here(target, by_user=False, instead="aload()")

@@ -146,7 +146,7 @@ class SwarmState:
             if failed is not None:  # the skill is there, and broken: say so
                 raise input_error(failed.kind, failed.code, failed.reason, name=name, agent=agent)
         raise SkillNotFoundError(
-            "missing", "the skill is authorized but no source has it", name=name, agent=agent
+            "unknown_skill", "the skill is authorized but no source has it", name=name, agent=agent
         )
 
     def meta(self, source: Source, name: str) -> SkillMeta:
@@ -154,7 +154,7 @@ class SwarmState:
 
         Raises ``SkillUsageError`` for a source other than ``"embedded"`` or
         ``"workspace"`` or a name that is not a str, and ``SkillNotFoundError``
-        (``missing``) when that source has no such skill.
+        (``unknown_skill``) when that source has no such skill.
         """
         if not isinstance(source, str) or source not in ("embedded", "workspace"):
             raise SkillUsageError("bad_argument", "source must be 'embedded' or 'workspace'")
@@ -165,7 +165,7 @@ class SwarmState:
         if found is not None:
             return found
         if skill is None:
-            raise SkillNotFoundError("missing", f"the {source} source has no such skill")
+            raise SkillNotFoundError("unknown_skill", f"the {source} source has no such skill")
         return SkillMeta(
             skill.name,
             skill.description,
