@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 
 from skillguard import (
@@ -601,3 +602,15 @@ def test_t221_agent_files_refuse_a_decision_for_another_snapshot(tmp_path: Path)
         )
     denied = records(tmp_path / "no")[-1]
     assert (denied["event"], denied["reason"]) == ("agent_context_denied", "too broad")
+
+
+def test_t220_a_prepared_load_rewritten_to_an_embedded_skill_takes_no_decision(
+    tmp_path: Path,
+) -> None:
+    lead = make_loader(tmp_path, Refuses()).bind("lead")
+    prepared = lead.prepare("notes")
+    embedded = lead.prepare("pdf-tools")
+    forged = attrs.evolve(embedded, request=prepared.request)
+    with pytest.raises(SkillUsageError, match="PreparedLoad"):
+        lead.load(forged, decision=decided(prepared))
+    assert lead.load(prepared, decision=decided(prepared)).name == "notes"

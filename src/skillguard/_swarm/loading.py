@@ -229,8 +229,12 @@ class LoadingMixin:
         ``out_of_band`` (T220)."""
         if not isinstance(decision, Decision):
             raise SkillUsageError("bad_argument", "decision must be a skillguard.Decision")
-        if not isinstance(target, PreparedLoad) or not isinstance(
-            getattr(target, "request", None), ApprovalRequest
+        skill = getattr(target, "skill", None)
+        if (
+            not isinstance(target, PreparedLoad)
+            or not isinstance(getattr(target, "request", None), ApprovalRequest)
+            or not isinstance(skill, Skill)
+            or self._loader.embedded.get(skill.name) is not None
         ):
             raise SkillUsageError(
                 "bad_argument",
@@ -241,10 +245,10 @@ class LoadingMixin:
             raise SkillUsageError(
                 "bad_argument",
                 "an out-of-band decision must carry the digest of the request the human "
-                "saw: Decision(..., digest=prepared.request.digest)",
+                "saw: Decision(..., digest=prepared.digest)",
             )
         issued = self._claim(target, by_user=by_user)
-        assert isinstance(issued, Issued)  # an embedded PreparedLoad has no request
+        assert isinstance(issued, Issued)  # not an embedded skill's: checked above
         return self._decide(issued, decision, channel=OUT_OF_BAND)
 
     def _load_here(self, target: str | PreparedLoad, *, by_user: bool, instead: str) -> LoadedSkill:
