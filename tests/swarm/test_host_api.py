@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from skillguard import (
     ApprovalRequest,
     Decision,
     EmbeddedSkills,
+    Limits,
     Loader,
     MalformedSkillError,
     SkillContainmentError,
@@ -614,3 +616,44 @@ def test_t220_a_prepared_load_rewritten_to_an_embedded_skill_takes_no_decision(
     with pytest.raises(SkillUsageError, match="PreparedLoad"):
         lead.load(forged, decision=decided(prepared))
     assert lead.load(prepared, decision=decided(prepared)).name == "notes"
+
+
+def test_t223_the_loaders_records_about_a_childs_requests_name_the_parent(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "trust.json").write_text("not a trust store")
+    loader = make_loader(
+        tmp_path,
+        Asked(YES),
+        limits=Limits(max_pending_per_agent=1),
+        trust_store=TrustStore(tmp_path / "trust.json"),
+    )
+    coder = loader.bind("coder", parent=loader.bind("lead"))
+    coder.catalog()  # the trust store cannot be read: shown by name, recorded
+    coder.prepare("notes")
+    coder.prepare("notes")  # the first is evicted to make room
+    shown = {r["event"]: r for r in records(tmp_path)}
+    assert shown["trust_store_unreadable"]["parent"] == "lead"
+    assert shown["approval_evicted"]["parent"] == "lead"
+    assert shown["approval_evicted"]["agent"] == "coder"
+
+
+def test_t223_a_late_answer_to_a_childs_load_names_the_parent(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def slow(request: ApprovalRequest) -> Decision:
+        del request
+        release.wait(60)  # a human who answers after the load stopped waiting
+        return YES
+
+    loader = make_loader(tmp_path, slow)
+    coder = loader.bind("coder", parent=loader.bind("lead"))
+    with pytest.raises(ApprovalDeniedError, match="within"):
+        asyncio.run(coder.aload("notes", timeout=0.05))
+    waiting = [t for t in threading.enumerate() if t.name.startswith("skillguard-approver-")]
+    release.set()
+    for thread in waiting:
+        thread.join(60)
+    shown = {r["event"]: r for r in records(tmp_path)}
+    assert shown["approval_timed_out"]["parent"] == "lead"
+    assert shown["approval_late"]["parent"] == "lead"

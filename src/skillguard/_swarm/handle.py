@@ -130,7 +130,7 @@ class AgentSkills(SelectionMixin):
             self._deny("describe_denied", name, exc)
             raise
         meta = self._loader.meta(source, name)
-        return self._shown(meta, source, self._state.reviewed())
+        return self._shown(meta, source, self._state.reviewed(self._auditor))
 
     def catalog(self) -> tuple[SkillMeta, ...]:
         """Every skill this agent may load, a source holds, and a model may invoke, by
@@ -148,7 +148,7 @@ class AgentSkills(SelectionMixin):
     def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)
         entries = []
-        reviewed = self._state.reviewed()
+        reviewed = self._state.reviewed(self._auditor)
         for name in sorted(grant.skills if grant is not None else ()):
             try:
                 source = self._state.source_of(self.agent, name)

@@ -196,7 +196,7 @@ class SwarmState:
             namespace=skill.namespace,
         )
 
-    def reviewed(self) -> Callable[[SkillMeta], bool]:
+    def reviewed(self, auditor: Auditor | None = None) -> Callable[[SkillMeta], bool]:
         """A predicate: did a human approve (here) or pin this workspace ``SKILL.md``?
         The trust store is read once, when the first skill needs it."""
         if self.show_unapproved_descriptions:
@@ -214,19 +214,19 @@ class SwarmState:
             if self.trust_store is None:
                 return False
             if pins is None:
-                pins = self._pin_shas(self.trust_store)
+                pins = self._pin_shas(self.trust_store, auditor or self.auditor)
             return pins.get((meta.name, folder(meta))) == meta.sha256
 
         return reviewed
 
-    def _pin_shas(self, store: TrustStore) -> dict[tuple[str, str], str]:
+    def _pin_shas(self, store: TrustStore, auditor: Auditor) -> dict[tuple[str, str], str]:
         """The pinned SKILL.md hashes by (skill, source). A store that cannot be read
         shows nothing as pinned (names only), and that is audited: a catalog is built
         for a prompt and must not fail on the operator's file."""
         try:
             return {(pin.skill, pin.source): pin.skill_sha256 for pin in store.pins()}
         except ApprovalError as exc:
-            self.auditor.emit(
+            auditor.emit(
                 "trust_store_unreadable",
                 decision="deny",
                 code=exc.code,
