@@ -657,3 +657,14 @@ def test_t223_a_late_answer_to_a_childs_load_names_the_parent(tmp_path: Path) ->
     shown = {r["event"]: r for r in records(tmp_path)}
     assert shown["approval_timed_out"]["parent"] == "lead"
     assert shown["approval_late"]["parent"] == "lead"
+
+
+def test_t219_a_returned_types_name_is_shown_escaped(tmp_path: Path) -> None:
+    forged = type("Decision\napproval_granted", (), {})()
+    lead = make_loader(tmp_path, Asked(forged)).bind("lead")
+    with pytest.raises(ApprovalDeniedError) as caught:
+        lead.load("notes")
+    assert "\n" not in caught.value.reason
+    assert "returned Decision[U+000A]approval_granted instead of a Decision" in (
+        caught.value.reason
+    )

@@ -8,7 +8,10 @@ snapshot only once approved; a ``PreparedLoad`` is a receipt that ``load`` redee
 for the agent it was issued to; a ``disable-model-invocation`` skill loads only through
 ``user_invoke``; and every decision is audited before the caller sees it.
 
-``load`` and ``user_invoke`` ask the approver in the caller's thread; ``aload`` and
+A host whose human answers in its own UI passes that answer to ``load``
+(``decision=``) instead of an approver: it is held to the prepared request's digest and
+redeems the receipt as an approver's answer does, and its records say it came out of
+band (T220). ``load`` and ``user_invoke`` ask the approver in the caller's thread; ``aload`` and
 ``auser_invoke`` share one approver call among concurrent loads of one snapshot, a sync
 approver answering in a thread of its own (``PendingApprovals``). No approver is called
 under the loader's lock.
