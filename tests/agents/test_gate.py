@@ -112,8 +112,11 @@ def test_t121_anything_but_an_approving_decision_is_a_refusal(
         del request
         return answer
 
-    with pytest.raises(ApprovalDeniedError, match="not approved"):
+    with pytest.raises(ApprovalDeniedError) as caught:
         handle(tmp_path, approver).agent_context("reviewer", repo=repo, harnesses=("claude",))
+    # A "no" is denied, as for a skill; an answer that is no Decision says so (T221).
+    expected = "denied" if isinstance(answer, Decision) else "not_a_decision"
+    assert caught.value.code == expected
 
 
 def test_t121_an_approver_that_fails_has_not_approved(tmp_path: Path) -> None:

@@ -98,15 +98,18 @@ def test_host_shapes(handle: AgentSkills) -> None:
     assert responses["name"] == "skill"
     assert responses["parameters"] == info.parameters
     with pytest.raises(SkillUsageError):
-        info.as_openai(api="other")
+        info.as_openai(api="other")  # type: ignore[call-overload]
     assert info.as_anthropic() == {
         "name": "skill",
         "description": info.description,
         "input_schema": info.parameters,
     }
-    mcp = info.as_mcp()
-    assert mcp["inputSchema"] == info.parameters
-    assert mcp["name"] == "skill"
+    mcp = info.as_mcp()  # the keyword arguments of mcp.types.Tool
+    assert mcp == {
+        "name": "skill",
+        "description": info.description,
+        "input_schema": info.parameters,
+    }
     json.dumps([openai, responses, info.as_anthropic(), mcp])  # plain JSON data
 
 

@@ -18,7 +18,9 @@ Rules (threat-model.md T121-T126, T150; ARCHITECTURE.md rules 4 and 5):
   (the agent will follow its ``Read`` directive itself); anything else refuses the
   whole envelope (``changed_after_approval``).
 * Deny by default. No approver, an approver that says no, fails or answers anything
-  but an approving ``Decision`` is ``ApprovalDeniedError`` (``denied``, as for a skill). A pin
+  but an approving ``Decision`` is ``ApprovalDeniedError`` (``denied``, as for a skill); an
+  answer that is no ``Decision`` at all is ``not_a_decision``, and a ``Decision`` that
+  names another snapshot's digest ``stale_decision`` (T219, T221). A pin
   is keyed by the agent file's repository-relative path and ``agent:`` + its absolute
   path (``pin_key``), never by a name made from the file name: every file the resolver
   reaches can be approved and pinned, and a skill's pin never approves an agent file.
@@ -62,11 +64,14 @@ from skillguard._core.errors import (
 from skillguard._fs.containment import SafeRoot
 from skillguard._fs.paths import display_path, operator_path
 from skillguard._skills.approval import (
+    NO_ANSWER,
     ApprovalDeniedError,
     ApprovalRequest,
     ApprovalRequiredError,
     Decision,
     is_async_approver,
+    not_a_decision_error,
+    returned_type,
 )
 from skillguard._skills.truststore import PinningApprover, pin_failure
 
@@ -164,13 +169,15 @@ def _serve(root: SafeRoot, snap: _Snapshot, approver: str) -> ServedAgentContext
 
 
 def _denied(gate: Gate, agent: object, error: SkillError, **fields: object) -> None:
+    # A human's own reason for a "no", when the approver gave one, else the error's.
+    reason = fields.pop("reason", None) or error.reason
     gate.auditor.emit(
         "agent_context_denied",
         agent=gate.requester,
         skill=agent if isinstance(agent, str) else None,
         decision="deny",
         code=error.code,
-        reason=error.reason,
+        reason=reason,
         **fields,
     )
 
@@ -251,9 +258,39 @@ def _check_gate(gate: object) -> Gate:
 def _decide(
     gate: Gate, call: _Call, snap: _Snapshot, request: ApprovalRequest, answer: object
 ) -> ServedAgentContext:
-    decision = answer if isinstance(answer, Decision) else None
-    if decision is None or decision.approved is not True:
-        by = decision.by if decision is not None else "no valid answer"
+    returned = returned_type(answer)
+    if returned is not None or not isinstance(answer, Decision):
+        close = getattr(answer, "close", None)
+        if inspect.isawaitable(answer) and close is not None:
+            close()  # an awaitable answer nobody will await
+        error = not_a_decision_error(returned or "an unknown type")
+        _denied(
+            gate,
+            snap.context.identity,
+            error,
+            approver=getattr(answer, "by", None) or "no valid answer",
+            request_id=request.request_id,
+            digest=request.digest,
+        )
+        raise error
+    decision = answer
+    if decision.digest is not None and decision.digest != request.digest:
+        error = ApprovalDeniedError(
+            "stale_decision",
+            "the decision answers another snapshot of this agent file than the one asked "
+            "about (its digest differs): ask again",
+        )
+        _denied(
+            gate,
+            snap.context.identity,
+            error,
+            approver=decision.by,
+            request_id=request.request_id,
+            digest=request.digest,
+        )
+        raise error
+    if decision.approved is not True:
+        by = decision.by
         error = ApprovalDeniedError(
             "denied",
             f"the workspace agent file was not approved (approver: {safe_repr(by)}): pin it "
@@ -266,6 +303,7 @@ def _decide(
             approver=by,
             request_id=request.request_id,
             digest=request.digest,
+            reason=decision.reason,
         )
         raise error
     assert call.root is not None
@@ -296,7 +334,14 @@ def _decide(
             request_id=request.request_id,
             digest=request.digest,
         )
-    _granted(gate, snap, served, scope=decision.scope, request_id=request.request_id)
+    _granted(
+        gate,
+        snap,
+        served,
+        scope=decision.scope,
+        request_id=request.request_id,
+        reason=decision.reason,
+    )
     return served
 
 
@@ -383,7 +428,7 @@ def _ask(gate: Gate, request: ApprovalRequest) -> object:
     try:
         return gate.approver(request)
     except Exception:  # noqa: BLE001 - an approver that fails has not approved
-        return None
+        return NO_ANSWER
 
 
 async def _aask(gate: Gate, request: ApprovalRequest) -> object:
@@ -398,7 +443,7 @@ async def _aask(gate: Gate, request: ApprovalRequest) -> object:
         try:
             answer = await answer
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
-            return None
+            return NO_ANSWER
     return answer
 
 

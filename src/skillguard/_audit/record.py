@@ -4,9 +4,10 @@ Rules (threat-model.md T27, T50, T53, T192):
 
 * Fields are fixed and non-secret: UTC time, event, agent, skill, source, decision,
   code, reason, path, size, sha256, approver, request id, digest, approval scope
-  (``once`` or ``pin``), skillguard version. Never a body. Strings that came from
-  untrusted input are escaped (no control characters, no bidi overrides) and bounded
-  (``_clean``).
+  (``once`` or ``pin``), execution id, parent agent (a sub-agent's handle), channel
+  (``out_of_band`` for a decision a host passed to ``load``), skillguard version.
+  Never a body. Strings that came from untrusted input are escaped (no control
+  characters, no bidi overrides) and bounded (``_clean``).
 * A log's records are chained (``chain``): each has ``seq``, ``prev_hash`` and ``hash``
   (SHA-256, or HMAC-SHA-256 with a key, over the canonical JSON of the record without
   ``hash``). Its first record (``log_created``) names the log: a random ``log_id``, the
@@ -61,6 +62,8 @@ AUDIT_FIELDS = (
     "digest",
     "scope",
     "execution_id",
+    "parent",
+    "channel",
     "version",
 )
 # A record holds at most 15 fields of 259 escaped characters: 64 KiB is far above any

@@ -1,6 +1,6 @@
 """Human approval of workspace skills, bound to the exact folder the human saw.
 
-Rules (threat-model.md T26, T30-T34):
+Rules (threat-model.md T26, T30-T34, T218-T221):
 
 * An ``ApprovalRequest`` carries the snapshot's manifest (every file's path, size and
   sha256), the one ``digest`` over it that the approval binds, every entry that was not
@@ -9,7 +9,10 @@ Rules (threat-model.md T26, T30-T34):
   after approval is that snapshot (``_snapshot``), never a re-read.
 * An ``Approver`` is any callable taking a request and returning a ``Decision``; an
   async one serves asyncio swarms. No answer, an exception, or anything but an approving
-  ``Decision`` is a denial.
+  ``Decision`` is a denial; an answer that is not a ``Decision`` at all (``True``,
+  ``None``, a str) is refused as such (``not_a_decision``), since it is the host's
+  bug, not a human's "no". A ``Decision`` may carry the human's ``reason`` (for the
+  audit record) and the ``digest`` of the request answered (required out of band).
 * ``deny_all`` is the default. A human is asked at a terminal by ``ConsoleApprover``
   (``console``); approvals are pinned in a ``TrustStore`` (``truststore``).
 """
@@ -17,21 +20,24 @@ Rules (threat-model.md T26, T30-T34):
 from __future__ import annotations
 
 import inspect
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, TypeVar
 
 import attrs
 
 from skillguard._core.errors import SkillError, SkillUsageError
-from skillguard._core.text import reveal
+from skillguard._core.text import find_hidden, reveal, terminal_line
 
 if TYPE_CHECKING:
     from skillguard._fs.containment import Skipped
     from skillguard._skills.snapshot import Snapshot
 
 __all__ = [
+    "MAX_REASON_CHARS",
+    "NO_ANSWER",
     "AnyApprover",
     "ApprovalDeniedError",
     "ApprovalError",
@@ -43,7 +49,10 @@ __all__ = [
     "deny_all",
     "is_async_approver",
     "make_request",
+    "not_a_decision",
+    "not_a_decision_error",
     "request_cost",
+    "returned_type",
 ]
 
 PREVIEW_CHARS = 2000
@@ -110,6 +119,9 @@ class ApprovalRequest:
 
 
 _T = TypeVar("_T")
+# A human's reason travels into the audit log, whose fields hold 256 characters.
+MAX_REASON_CHARS: Final = 256
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _decision_field(instance: object, attribute: attrs.Attribute[_T], value: _T) -> None:
@@ -123,18 +135,100 @@ def _decision_field(instance: object, attribute: attrs.Attribute[_T], value: _T)
         raise SkillUsageError("bad_argument", f"Decision.{attribute.name} is not valid")
 
 
+def _decision_text(
+    instance: object, attribute: attrs.Attribute[str | None], value: str | None
+) -> None:
+    # ``reason`` and ``digest`` are optional; a str subclass could answer len() or
+    # comparisons as it likes, so only a real str is taken.
+    del instance
+    if value is None:
+        return
+    if not isinstance(value, str) or type(value) is not str:
+        raise SkillUsageError("bad_argument", f"Decision.{attribute.name} must be a str or None")
+    if attribute.name == "digest":
+        if _SHA256.fullmatch(value) is None:
+            raise SkillUsageError(
+                "bad_argument", "Decision.digest must be a sha256 of 64 lowercase hex digits"
+            )
+        return
+    if not value or len(value) > MAX_REASON_CHARS:
+        raise SkillUsageError(
+            "bad_argument", f"Decision.reason must be 1-{MAX_REASON_CHARS} characters"
+        )
+    # One line, nothing hidden: the reason is shown in the audit log and its reports,
+    # where a control or bidi character could forge or hide what a reader sees.
+    if terminal_line(value) != value or find_hidden(value) is not None:
+        raise SkillUsageError(
+            "bad_argument",
+            "Decision.reason holds a control, line-break or hidden character",
+        )
+
+
 @attrs.frozen
 class Decision:
     """An approver's answer. ``scope="pin"`` asks a ``TrustStore`` to remember it.
 
     ``approved`` must be a real ``bool``: ``"no"`` or ``1`` is refused at construction
     (``SkillUsageError``) rather than read as a truthy approval; ``by`` is a str and
-    ``scope`` is ``"once"`` or ``"pin"``.
+    ``scope`` is ``"once"`` or ``"pin"``. ``reason`` (optional, at most 256 characters
+    on one line, no control or hidden character) is written in the audit record of the
+    decision. ``digest`` (optional) is the manifest digest of the request the human
+    answered (``ApprovalRequest.digest``): a decision given out of band
+    (``load(prepared, decision=...)``) must carry it, and any decision that carries one
+    is refused for another snapshot (``stale_decision``).
     """
 
     approved: bool = attrs.field(validator=_decision_field)
     by: str = attrs.field(validator=_decision_field)
     scope: Literal["once", "pin"] = attrs.field(default="once", validator=_decision_field)
+    reason: str | None = attrs.field(default=None, validator=_decision_text)
+    digest: str | None = attrs.field(default=None, validator=_decision_text)
+
+
+# An approver that raised, or whose call was cancelled by its own UI: no answer, a
+# denial (``denied``), not an answer of the wrong type.
+NO_ANSWER: Final = Decision(approved=False, by="no valid answer")
+
+
+@attrs.frozen
+class _NotADecision(Decision):
+    """What a wrapping approver (a ``TrustStore``'s) passes on when the approver it
+    wraps returned something other than a ``Decision``: a denial that remembers the
+    type that came back, so that the load says so (``not_a_decision``)."""
+
+    returned: str = attrs.field(kw_only=True)
+
+
+def returned_type(answer: object) -> str | None:
+    """The name of the type an approver returned instead of a ``Decision``, or ``None``
+    when it returned one."""
+    if isinstance(answer, _NotADecision):
+        return answer.returned
+    if isinstance(answer, Decision):
+        return None
+    # The host's own class, but its name is shown in a message and a record: escaped.
+    return terminal_line(type(answer).__name__)[:64]
+
+
+def not_a_decision(answer: object, by: str) -> Decision:
+    """A denial by *by* for an *answer* that is not a ``Decision``."""
+    returned = returned_type(answer)
+    assert returned is not None
+    return _NotADecision(approved=False, by=by, returned=returned)
+
+
+def not_a_decision_error(
+    returned: str, *, name: str | None = None, agent: str | None = None
+) -> ApprovalDeniedError:
+    """The refusal of an approver that returned *returned* (a type name) instead of a
+    ``Decision``: a bug of the host's approver, not a human's "no"."""
+    return ApprovalDeniedError(
+        "not_a_decision",
+        f"the approver returned {returned} instead of a Decision: return "
+        "skillguard.Decision(approved=..., by=...)",
+        name=name,
+        agent=agent,
+    )
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Decision]

@@ -36,7 +36,13 @@ from skillguard._core.text import terminal_line
 from skillguard._fs.operator import read_operator_bytes
 from skillguard._fs.paths import operator_path, split_name
 from skillguard._fs.write import FileLock, sweep_temporaries, write_atomic
-from skillguard._skills.approval import ApprovalError, ApprovalRequest, Decision, deny_all
+from skillguard._skills.approval import (
+    ApprovalError,
+    ApprovalRequest,
+    Decision,
+    deny_all,
+    not_a_decision,
+)
 from skillguard._skills.names import is_valid_name
 
 if TYPE_CHECKING:
@@ -363,7 +369,10 @@ class PinningApprover:
 
     def _finish(self, request: ApprovalRequest, decision: object) -> Decision:
         if not isinstance(decision, Decision):
-            return Decision(approved=False, by="no valid answer")
+            # Passed on as what it is, so that the load says what came back.
+            return not_a_decision(decision, "no valid answer")
+        if decision.digest is not None and decision.digest != request.digest:
+            return decision  # an answer about another snapshot: never pinned (refused)
         if decision.approved and decision.scope == "pin":
             name, source = pin_key(request)
             try:
@@ -374,5 +383,12 @@ class PinningApprover:
                 # The human approved: that answers this request. Only the pin failed
                 # (a full disk, a full store, a name no pin can hold), and the loader
                 # records it as such (pin_failed); the next request asks again.
-                return _Unpinned(approved=True, by=decision.by, scope="pin", failure=exc)
+                return _Unpinned(
+                    approved=True,
+                    by=decision.by,
+                    scope="pin",
+                    reason=decision.reason,
+                    digest=decision.digest,
+                    failure=exc,
+                )
         return decision

@@ -50,6 +50,7 @@ that lock.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import TYPE_CHECKING
 
@@ -105,6 +106,15 @@ class AgentSkills(SelectionMixin):
     agent: str
     _token: object = attrs.field(repr=False, eq=False, validator=_check_token)
 
+    def _bound_by(self, loader: object) -> bool:
+        """Whether this handle is one that *loader*'s ``bind`` returned."""
+        token = self._token
+        return (
+            self._loader is loader
+            and isinstance(token, Binding)
+            and token.binds(loader, self.agent)
+        )
+
     # Tier 1 ------------------------------------------------------------------------
 
     def allowed(self, name: str) -> bool:
@@ -120,7 +130,7 @@ class AgentSkills(SelectionMixin):
             self._deny("describe_denied", name, exc)
             raise
         meta = self._loader.meta(source, name)
-        return self._shown(meta, source, self._state.reviewed())
+        return self._shown(meta, source, self._state.reviewed(self._auditor))
 
     def catalog(self) -> tuple[SkillMeta, ...]:
         """Every skill this agent may load, a source holds, and a model may invoke, by
@@ -138,7 +148,7 @@ class AgentSkills(SelectionMixin):
     def _catalog(self) -> list[tuple[SkillMeta, Source]]:
         grant = self._loader.policy.grant(self.agent)
         entries = []
-        reviewed = self._state.reviewed()
+        reviewed = self._state.reviewed(self._auditor)
         for name in sorted(grant.skills if grant is not None else ()):
             try:
                 source = self._state.source_of(self.agent, name)
@@ -151,7 +161,7 @@ class AgentSkills(SelectionMixin):
         # Recorded when what the agent sees changes, not at every prompt rebuild.
         digest = hashlib.sha256(repr(entries).encode("utf-8", "backslashreplace")).hexdigest()
         if self._state.catalog_changed(self.agent, digest):
-            self._loader.auditor.emit(
+            self._auditor.emit(
                 "catalog_served",
                 agent=self.agent,
                 decision="allow",
@@ -191,29 +201,35 @@ class AgentSkills(SelectionMixin):
         the hosts' exact shapes."""
         return ToolInfo.for_catalog(self.catalog_xml())
 
-    def invoke(self, args_json: str | bytes) -> str:
+    def invoke(self, args: str | bytes | Mapping[str, object]) -> str:
         """Run one model call of the tool: the activation text of the skill named in
-        *args_json*. Raises ``MalformedSkillError`` (``bad_arguments``),
-        ``SkillContainmentError`` (``bad_name``, before authorization), and what
+        *args*, the call's arguments as JSON text or as the mapping an SDK parsed them
+        into (the same rules for both; T217). Raises ``MalformedSkillError``
+        (``bad_arguments``), ``SkillContainmentError`` (``bad_name``, before
+        authorization), ``SkillUsageError`` (neither text nor a mapping), and what
         ``load`` raises."""
-        return self.load(self._tool_name(args_json)).activation()
+        return self.load(self._tool_name(args)).activation()
 
-    async def ainvoke(self, args_json: str | bytes, *, timeout: float | None = None) -> str:
+    async def ainvoke(
+        self, args: str | bytes | Mapping[str, object], *, timeout: float | None = None
+    ) -> str:
         """``invoke`` for asyncio swarms (``aload``)."""
-        name = self._tool_name(args_json)
+        name = self._tool_name(args)
         return (await self.aload(name, timeout=timeout)).activation()
 
-    def prepare_call(self, execution_id: str | uuid.UUID, args_json: str | bytes) -> PreparedLoad:
+    def prepare_call(
+        self, execution_id: str | uuid.UUID, args: str | bytes | Mapping[str, object]
+    ) -> PreparedLoad:
         """``prepare`` for one model call of the tool, identified by the host's
         *execution_id*, which travels in the ``ApprovalRequest`` and in the call's
         audit records. Pass the result to ``load`` or ``aload``. Raises what
         ``invoke`` raises, and ``SkillUsageError`` for a bad *execution_id*."""
         execution = tool_execution_id(execution_id)
-        return self._prepare(self._tool_name(args_json), by_user=False, execution=execution)
+        return self._prepare(self._tool_name(args), by_user=False, execution=execution)
 
-    def _tool_name(self, args_json: object) -> str:
+    def _tool_name(self, args: object) -> str:
         try:
-            return requested_name(args_json)
+            return requested_name(args)
         except (MalformedSkillError, SkillContainmentError) as exc:
             self._deny("load_denied", None, exc)
             raise
@@ -292,7 +308,7 @@ class AgentSkills(SelectionMixin):
         digest, count = withdrawn
         # Withdrawn before it is recorded: a log that cannot be written must not keep
         # an approval the host asked to drop.
-        self._loader.auditor.emit(
+        self._auditor.emit(
             "skill_deactivated",
             agent=self.agent,
             skill=name,
@@ -317,11 +333,12 @@ class AgentSkills(SelectionMixin):
         return Gate(
             self.agent,
             loader.approver,
-            loader.auditor,
+            self._auditor,
             loader.limits,
             loader.profile,
             loader.approval_timeout,
-            self._state.pending.ask_alone,  # the loader's capped approver threads
+            # The loader's capped approver threads; their records name this handle's parent.
+            functools.partial(self._state.pending.ask_alone, auditor=self._auditor),
         )
 
     def agent_context(

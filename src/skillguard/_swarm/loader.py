@@ -17,10 +17,10 @@ the guards here stop mistakes and confused deputies, not a hostile in-process ca
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from skillguard._audit.log import AuditLog, Auditor
-from skillguard._core.errors import SkillUsageError, safe_repr
+from skillguard._core.errors import SkillError, SkillUsageError, safe_repr
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
 from skillguard._skills.approval import AnyApprover, Approver, AsyncApprover, deny_all
 from skillguard._skills.discover import RootPath, SkillMeta, SkillRoots, SkippedEntry
@@ -28,7 +28,7 @@ from skillguard._skills.embedded import EmbeddedSkills
 from skillguard._skills.policy import AllowPolicy
 from skillguard._skills.select import SelectionRegistry
 from skillguard._skills.truststore import PinningApprover, TrustStore
-from skillguard._swarm.errors import UnknownSkillError
+from skillguard._swarm.errors import NotGrantedError, UnknownSkillError
 from skillguard._swarm.handle import AgentSkills
 from skillguard._swarm.pending import check_timeout
 from skillguard._swarm.state import SwarmState
@@ -260,25 +260,67 @@ class Loader:
     ) -> None:
         self.close()
 
-    def bind(self, agent: str) -> AgentSkills:
+    def bind(self, agent: str, *, parent: AgentSkills | None = None) -> AgentSkills:
         """An immutable handle for ONE agent (seed 004's Skill tool).
 
-        Raises ``SkillUsageError`` when *agent* is not a str and ``UnknownSkillError``
-        (``unknown_agent``) when the policy does not know it; that refusal is audited
-        (``bind_denied``), so a sub-agent probing for names leaves a trace (T27), and
-        ``AuditError`` replaces it when its record cannot be written.
+        With *parent* (the handle of the agent that starts this one at run time), the
+        handle is a sub-agent's: the policy must list *agent* under the parent's
+        ``subagents`` (whose grants it already checked are no wider than the
+        parent's), and every audit record the handle writes names the parent
+        (``parent``). A parent handle of another loader is refused.
+
+        Raises ``SkillUsageError`` when *agent* is not a str or *parent* is not a handle
+        of this loader, ``UnknownSkillError`` (``unknown_agent``) when the policy does
+        not know *agent* and (``not_a_subagent``) when it does not list it under
+        *parent*; each refusal is audited (``bind_denied``), so a sub-agent probing for
+        names leaves a trace (T27, T222), and ``AuditError`` replaces it when its record
+        cannot be written.
         """
         if not isinstance(agent, str):
             raise SkillUsageError("bad_argument", "agent must be a str")
+        if parent is not None and not (
+            isinstance(parent, AgentSkills) and parent._bound_by(self)  # noqa: SLF001 - the handle bind() builds
+        ):
+            self._refuse_bind(
+                agent,
+                None,
+                SkillUsageError(
+                    "bad_argument", "parent must be a handle that this loader's bind() returned"
+                ),
+            )
+        parent_name = parent.agent if parent is not None else None
         if self.policy.grant(agent) is None:
-            error = UnknownSkillError(
-                "unknown_agent", f"the policy has no agent {safe_repr(agent)}", agent=agent
+            self._refuse_bind(
+                agent,
+                parent_name,
+                UnknownSkillError(
+                    "unknown_agent", f"the policy has no agent {safe_repr(agent)}", agent=agent
+                ),
             )
-            self.auditor.emit(
-                "bind_denied", agent=agent, decision="deny", code=error.code, reason=error.reason
+        grant = self.policy.grant(parent_name) if parent_name is not None else None
+        if parent_name is not None and (grant is None or agent not in grant.subagents):
+            self._refuse_bind(
+                agent,
+                parent_name,
+                NotGrantedError(
+                    "not_a_subagent",
+                    f"the policy does not list {safe_repr(agent)} among the subagents of "
+                    f"{safe_repr(parent_name)}",
+                    agent=agent,
+                ),
             )
-            raise error
-        return AgentSkills(self, agent, self._state.binding(self, agent))
+        return AgentSkills(self, agent, self._state.binding(self, agent, parent_name))
+
+    def _refuse_bind(self, agent: str, parent: str | None, error: SkillError) -> NoReturn:
+        self.auditor.emit(
+            "bind_denied",
+            agent=agent,
+            decision="deny",
+            code=error.code,
+            reason=error.reason,
+            parent=parent,
+        )
+        raise error
 
     def meta(self, source: Source, name: str) -> SkillMeta:
         """The catalog entry of skill *name* in *source*, with no authorization check.

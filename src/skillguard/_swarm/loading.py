@@ -8,7 +8,10 @@ snapshot only once approved; a ``PreparedLoad`` is a receipt that ``load`` redee
 for the agent it was issued to; a ``disable-model-invocation`` skill loads only through
 ``user_invoke``; and every decision is audited before the caller sees it.
 
-``load`` and ``user_invoke`` ask the approver in the caller's thread; ``aload`` and
+A host whose human answers in its own UI passes that answer to ``load``
+(``decision=``) instead of an approver: it is held to the prepared request's digest and
+redeems the receipt as an approver's answer does, and its records say it came out of
+band (T220). ``load`` and ``user_invoke`` ask the approver in the caller's thread; ``aload`` and
 ``auser_invoke`` share one approver call among concurrent loads of one snapshot, a sync
 approver answering in a thread of its own (``PendingApprovals``). No approver is called
 under the loader's lock.
@@ -23,12 +26,15 @@ from typing import TYPE_CHECKING, Any, cast
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.model import Skill
 from skillguard._skills.approval import (
+    NO_ANSWER,
     ApprovalDeniedError,
     ApprovalRequest,
     ApprovalRequiredError,
     Decision,
     make_request,
+    not_a_decision_error,
     request_cost,
+    returned_type,
 )
 from skillguard._skills.truststore import pin_failure
 from skillguard._swarm.errors import NotGrantedError, unknown
@@ -37,6 +43,7 @@ from skillguard._swarm.served import LoadedSkill, PreparedLoad
 from skillguard._swarm.state import folder
 
 if TYPE_CHECKING:
+    from skillguard._audit.log import Auditor
     from skillguard._skills.truststore import TrustStore
     from skillguard._swarm.loader import Loader
     from skillguard._swarm.state import Binding, SwarmState
@@ -44,8 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["LoadingMixin"]
 
 
-def _valid_decision(value: object) -> Decision | None:
-    return value if isinstance(value, Decision) else None
+# The ``channel`` audit field of a decision a host passed to ``load`` itself.
+OUT_OF_BAND = "out_of_band"
 
 
 class LoadingMixin:
@@ -61,6 +68,17 @@ class LoadingMixin:
     def _state(self) -> SwarmState:
         """The loader's shared state, which ``bind`` passed down in the token."""
         return cast("Binding", self._token).state
+
+    @property
+    def _auditor(self) -> Auditor:
+        """The loader's auditor; a sub-agent's names its parent in every record."""
+        return cast("Binding", self._token).auditor
+
+    @property
+    def parent(self) -> str | None:
+        """The parent agent of a sub-agent's handle (``Loader.bind(agent,
+        parent=handle)``), else ``None``."""
+        return cast("Binding", self._token).parent
 
     # Tier 2 ------------------------------------------------------------------------
 
@@ -115,7 +133,7 @@ class LoadingMixin:
         request = make_request(
             self.agent, snapshot, meta.root, meta.location, execution_id=execution or ""
         )
-        loader.auditor.emit(
+        self._auditor.emit(
             "approval_requested",
             agent=self.agent,
             skill=name,
@@ -132,7 +150,12 @@ class LoadingMixin:
         )
         self._state.pending.issue(
             Issued(
-                prepared, request, served, by_user, snapshot.memory_cost() + request_cost(request)
+                prepared,
+                request,
+                served,
+                by_user,
+                snapshot.memory_cost() + request_cost(request),
+                self._auditor,
             )
         )
         return prepared
@@ -153,29 +176,83 @@ class LoadingMixin:
                 agent=self.agent,
             )
 
-    def load(self, target: str | PreparedLoad) -> LoadedSkill:
+    def load(self, target: str | PreparedLoad, *, decision: Decision | None = None) -> LoadedSkill:
         """Serve a skill. A workspace skill goes to the approver with the snapshot's
-        request, and what is served is that snapshot. Raises ``NotGrantedError``,
-        ``ApprovalDeniedError``, ``ApprovalRequiredError`` (an async approver: use
-        ``aload``), ``AuditError``, or the parser and containment errors."""
+        request, and what is served is that snapshot.
+
+        With *decision*, the approval came out of band (the host's human answered in
+        its own UI): *target* must be the ``PreparedLoad`` whose request the human saw,
+        and *decision* must carry that request's ``digest``; the approver is not asked.
+        A decision for another snapshot is refused (``stale_decision``) and, like a
+        denial, uses the prepared load up.
+
+        Raises ``NotGrantedError``, ``ApprovalDeniedError`` (``denied``,
+        ``not_a_decision``, ``stale_decision``, ``not_issued``),
+        ``ApprovalRequiredError`` (an async approver: use ``aload``), ``AuditError``,
+        ``SkillUsageError``, or the parser and containment errors."""
+        if decision is not None:
+            return self._load_decided(target, decision, by_user=False)
         return self._load_here(target, by_user=False, instead="aload()")
 
     async def aload(
-        self, target: str | PreparedLoad, *, timeout: float | None = None
+        self,
+        target: str | PreparedLoad,
+        *,
+        timeout: float | None = None,
+        decision: Decision | None = None,
     ) -> LoadedSkill:
         """``load`` for asyncio swarms: awaits an async approver (a sync one answers in
         a thread of its own), at most *timeout* seconds (default: the loader's
         ``approval_timeout``). Concurrent calls for the same agent and snapshot share one
-        approver call. Raises what ``load`` raises, ``ApprovalDeniedError``
-        (``timed_out``, ``too_many_pending``, ``too_many_abandoned``); a cancelled call
-        is audited and re-raises ``CancelledError``."""
+        approver call. With *decision*, as ``load``: nothing is awaited. Raises what
+        ``load`` raises, ``ApprovalDeniedError`` (``timed_out``, ``too_many_pending``,
+        ``too_many_abandoned``); a cancelled call is audited and re-raises
+        ``CancelledError``."""
+        if decision is not None:
+            if timeout is not None:
+                check_timeout(timeout, "timeout")
+            return self._load_decided(target, decision, by_user=False)
         return await self._aload(target, timeout=timeout, by_user=False)
 
-    def user_invoke(self, target: str | PreparedLoad) -> LoadedSkill:
+    def user_invoke(
+        self, target: str | PreparedLoad, *, decision: Decision | None = None
+    ) -> LoadedSkill:
         """``load`` for a skill the host's USER asked for by name (a slash command):
         the only way a ``disable-model-invocation: true`` skill loads. A skill with
-        ``user-invocable: false`` is refused (``not_user_invocable``)."""
+        ``user-invocable: false`` is refused (``not_user_invocable``). *decision* as
+        ``load`` (for a ``prepare(name, by_user=True)``)."""
+        if decision is not None:
+            return self._load_decided(target, decision, by_user=True)
         return self._load_here(target, by_user=True, instead="auser_invoke()")
+
+    def _load_decided(self, target: object, decision: object, *, by_user: bool) -> LoadedSkill:
+        """A load whose approval came out of band: the host's *decision*, bound to the
+        digest of the request issued for *target*, checked as an approver's answer is
+        (single use, this agent, this loader), and audited with ``channel``
+        ``out_of_band`` (T220)."""
+        if not isinstance(decision, Decision):
+            raise SkillUsageError("bad_argument", "decision must be a skillguard.Decision")
+        skill = getattr(target, "skill", None)
+        if (
+            not isinstance(target, PreparedLoad)
+            or not isinstance(getattr(target, "request", None), ApprovalRequest)
+            or not isinstance(skill, Skill)
+            or self._loader.embedded.get(skill.name) is not None
+        ):
+            raise SkillUsageError(
+                "bad_argument",
+                "a decision answers a prepared request: pass the PreparedLoad of a workspace "
+                "skill that prepare() returned",
+            )
+        if decision.digest is None:
+            raise SkillUsageError(
+                "bad_argument",
+                "an out-of-band decision must carry the digest of the request the human "
+                "saw: Decision(..., digest=prepared.digest)",
+            )
+        issued = self._claim(target, by_user=by_user)
+        assert isinstance(issued, Issued)  # not an embedded skill's: checked above
+        return self._decide(issued, decision, channel=OUT_OF_BAND)
 
     def _load_here(self, target: str | PreparedLoad, *, by_user: bool, instead: str) -> LoadedSkill:
         """``load`` and ``user_invoke``: the approver is asked in this thread. An async
@@ -197,9 +274,17 @@ class LoadingMixin:
         return self._decide(issued, answer)
 
     async def auser_invoke(
-        self, target: str | PreparedLoad, *, timeout: float | None = None
+        self,
+        target: str | PreparedLoad,
+        *,
+        timeout: float | None = None,
+        decision: Decision | None = None,
     ) -> LoadedSkill:
         """``user_invoke`` for asyncio hosts."""
+        if decision is not None:
+            if timeout is not None:
+                check_timeout(timeout, "timeout")
+            return self._load_decided(target, decision, by_user=True)
         return await self._aload(target, timeout=timeout, by_user=True)
 
     async def _aload(
@@ -249,7 +334,7 @@ class LoadingMixin:
             self._outcome(issued, "approval_cancelled", "cancelled", "the load was cancelled")
             raise
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
-            answer = None
+            answer = NO_ANSWER
         finally:
             # A loop closed under this load resumes nothing: its flight is dropped by the
             # next prepare or aload (T113), and this frame, closed when it is collected,
@@ -275,7 +360,7 @@ class LoadingMixin:
         except asyncio.CancelledError:
             if flight.cancelling:
                 raise
-            return None
+            return NO_ANSWER
         return answer
 
     def _outcome(self, issued: Issued, event: str, code: str, reason: str) -> None:
@@ -283,7 +368,7 @@ class LoadingMixin:
 
     def _record(self, event: str, request: ApprovalRequest, **fields: object) -> None:
         """An audit event about one approval request, with the request's own facts."""
-        self._loader.auditor.emit(
+        self._auditor.emit(
             event,
             agent=self.agent,
             skill=request.skill,
@@ -345,20 +430,67 @@ class LoadingMixin:
         try:
             return self._loader.approver(request)
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
-            return None
+            return NO_ANSWER
 
     def _decide(
-        self, issued: Issued, answer: object, *, shared_with: str | None = None
+        self,
+        issued: Issued,
+        answer: object,
+        *,
+        shared_with: str | None = None,
+        channel: str | None = None,
     ) -> LoadedSkill:
-        decision = _valid_decision(answer)
         request = issued.request
         note = (
             f"one answer for concurrent requests, asked as {shared_with}" if shared_with else None
         )
-        if decision is None or decision.approved is not True:
-            by = decision.by if decision is not None else "no valid answer"
+        returned = returned_type(answer)
+        if returned is not None or not isinstance(answer, Decision):
+            close = getattr(answer, "close", None)
+            if inspect.isawaitable(answer) and close is not None:
+                close()  # an awaitable answer nobody will await
+            error = not_a_decision_error(
+                returned or "an unknown type", name=request.skill, agent=self.agent
+            )
             self._record(
-                "approval_denied", request, decision="deny", code="denied", approver=by, reason=note
+                "approval_denied",
+                request,
+                decision="deny",
+                code=error.code,
+                approver=getattr(answer, "by", None) or "no valid answer",
+                reason=error.reason,
+                channel=channel,
+            )
+            raise error
+        decision = answer
+        if decision.digest is not None and decision.digest != request.digest:
+            error = ApprovalDeniedError(
+                "stale_decision",
+                "the decision answers another snapshot of this skill than the prepared "
+                "request holds (its digest differs): show the new request and ask again",
+                name=request.skill,
+                agent=self.agent,
+            )
+            self._record(
+                "approval_denied",
+                request,
+                decision="deny",
+                code=error.code,
+                approver=decision.by,
+                reason=error.reason,
+                channel=channel,
+            )
+            raise error
+        said = "; ".join(part for part in (decision.reason, note) if part) or None
+        if decision.approved is not True:
+            self._record(
+                "approval_denied",
+                request,
+                decision="deny",
+                code="denied",
+                approver=decision.by,
+                reason=said,
+                channel=channel,
             )
             raise ApprovalDeniedError(
                 "denied", "the approver did not approve", name=request.skill, agent=self.agent
@@ -369,7 +501,8 @@ class LoadingMixin:
             decision="allow",
             approver=decision.by,
             scope=decision.scope,
-            reason=note,
+            reason=said,
+            channel=channel,
         )
         failure = pin_failure(decision)
         if failure is not None:
@@ -387,7 +520,7 @@ class LoadingMixin:
         served = issued.served
         skill = served.snapshot.skill
         # Written before the skill is handed over: no record, no load (AuditError).
-        self._loader.auditor.emit(
+        self._auditor.emit(
             "load_granted",
             agent=self.agent,
             skill=skill.name,
@@ -400,13 +533,22 @@ class LoadingMixin:
             approver=decision.by,
             request_id=request.request_id,
             execution_id=request.execution_id or None,
+            channel=channel,
         )
         self._state.remember(self.agent, served)
-        return LoadedSkill(self.agent, skill, "workspace", self._loader, served, self._state)
+        return LoadedSkill(
+            self.agent,
+            skill,
+            "workspace",
+            self._loader,
+            served,
+            self._state,
+            auditor=self._auditor,
+        )
 
     def _grant_embedded(self, skill: Skill, execution: object = None) -> LoadedSkill:
         if skill.name in self._state.workspace_meta:
-            self._loader.auditor.emit(
+            self._auditor.emit(
                 "shadowing_refused",
                 agent=self.agent,
                 skill=skill.name,
@@ -415,7 +557,7 @@ class LoadingMixin:
                 code="embedded_wins",
                 reason="the embedded skill of this name is served instead",
             )
-        self._loader.auditor.emit(
+        self._auditor.emit(
             "load_granted",
             agent=self.agent,
             skill=skill.name,
@@ -427,7 +569,7 @@ class LoadingMixin:
             approver="embedded",
             execution_id=execution if isinstance(execution, str) else None,
         )
-        return LoadedSkill(self.agent, skill, "embedded", self._loader)
+        return LoadedSkill(self.agent, skill, "embedded", self._loader, auditor=self._auditor)
 
     def _deny(
         self, event: str, name: object, error: SkillError, *, reason: str | None = None
@@ -436,7 +578,7 @@ class LoadingMixin:
             event = "containment_violation"
         elif error.kind == "malformed":
             event = "malformed_skill"
-        self._loader.auditor.emit(
+        self._auditor.emit(
             event,
             agent=self.agent,
             skill=name if isinstance(name, str) else None,

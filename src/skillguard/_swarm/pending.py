@@ -30,6 +30,7 @@ import attrs
 from skillguard._audit.record import AuditError
 from skillguard._core.errors import SkillUsageError
 from skillguard._skills.approval import (
+    NO_ANSWER,
     ApprovalDeniedError,
     ApprovalError,
     ApprovalRequest,
@@ -61,6 +62,8 @@ class Issued:
     served: _Served
     by_user: bool
     cost: int
+    # The auditor of the handle that prepared it (a sub-agent's names its parent).
+    auditor: Auditor | None = None
 
 
 @attrs.define(eq=False)
@@ -81,6 +84,8 @@ class Flight:
     # A sync approver runs in a thread of its own: whether it still runs (once nobody
     # waits for its answer any more, the flight is in ``PendingApprovals._abandoned``).
     thread_running: bool = False
+    # The auditor of the handle whose call started it (a sub-agent's names its parent).
+    auditor: Auditor | None = None
 
     @property
     def agent(self) -> str:
@@ -185,7 +190,7 @@ class PendingApprovals:
 
     def _audit_evicted(self, evicted: list[Issued]) -> None:
         for gone in evicted:
-            self.auditor.emit(
+            (gone.auditor or self.auditor).emit(
                 "approval_evicted",
                 agent=gone.prepared.agent,
                 skill=gone.request.skill,
@@ -259,7 +264,9 @@ class PendingApprovals:
                     agent=issued.prepared.agent,
                 )
             else:
-                flight = Flight(key, issued.request, issued.served, issued.cost, loop)
+                flight = Flight(
+                    key, issued.request, issued.served, issued.cost, loop, auditor=issued.auditor
+                )
                 if self._admit_flight(flight, evicted):
                     self._inflight[key] = flight
                     flight.waiters += 1
@@ -335,7 +342,7 @@ class PendingApprovals:
 
     def _audit_swept(self, swept: list[Flight]) -> None:
         for flight in swept:
-            self.auditor.emit(
+            (flight.auditor or self.auditor).emit(
                 "approval_abandoned",
                 **_request_fields(flight.request),
                 decision="deny",
@@ -356,7 +363,13 @@ class PendingApprovals:
         except ApprovalError:
             return False
 
-    async def ask_alone(self, request: ApprovalRequest, ask: Callable[[], object]) -> object:
+    async def ask_alone(
+        self,
+        request: ApprovalRequest,
+        ask: Callable[[], object],
+        *,
+        auditor: Auditor | None = None,
+    ) -> object:
         """A sync approver's answer for a request that no other call shares (an agent
         file's, T131), asked like ``aload`` asks: refused with ``too_many_abandoned``
         before the human is asked when ``max_abandoned_approvers`` threads already wait
@@ -379,7 +392,7 @@ class PendingApprovals:
         # Never in ``_inflight`` and never counted in the agent's pending bounds
         # (``released``): the gate holds no pending request between calls.
         key = (id(loop), request.agent, request.skill, request.digest)
-        flight = Flight(key, request, None, 0, loop, released=True)
+        flight = Flight(key, request, None, 0, loop, released=True, auditor=auditor)
         with self._lock:
             self._alone.add(flight)
         try:
@@ -431,7 +444,7 @@ class PendingApprovals:
         try:
             result = ask()
         except BaseException:  # noqa: BLE001 - ends only this thread; the state must follow
-            result = None  # an approver that raised SystemExit has not approved
+            result = NO_ANSWER  # an approver that raised SystemExit has not approved
         with self._lock:
             flight.thread_running = False
             late = flight in self._abandoned
@@ -466,7 +479,7 @@ class PendingApprovals:
         # Nothing is served from a late answer, so no load hangs on this record; if the
         # audit sink fails, it denies the next load that needs it.
         with contextlib.suppress(AuditError):
-            self.auditor.emit(
+            (flight.auditor or self.auditor).emit(
                 "approval_late",
                 **_request_fields(flight.request),
                 decision="none",

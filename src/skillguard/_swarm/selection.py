@@ -152,7 +152,13 @@ class SelectionMixin(LoadingMixin):
         if served is None or served.snapshot.skill.sha256 != loader.meta("workspace", name).sha256:
             return None
         return LoadedSkill(
-            self.agent, served.snapshot.skill, "workspace", loader, served, self._state
+            self.agent,
+            served.snapshot.skill,
+            "workspace",
+            loader,
+            served,
+            self._state,
+            auditor=self._auditor,
         )
 
     def _served_for_selection(self, name: str) -> LoadedSkill | SkillError:
@@ -269,7 +275,7 @@ class SelectionMixin(LoadingMixin):
         """One ``skill_selected`` record per skill (what it was served from), then the
         ``skills_selected`` record (the task's and the composed text's sha256), all under
         one selection id: a reviewer can tell exactly what the agent was given."""
-        auditor = self._loader.auditor
+        auditor = self._auditor
         selection_id = secrets.token_hex(16)
         for item in selection.items:
             auditor.emit(

@@ -22,6 +22,7 @@ from skillguard._skills.snapshot import Snapshot, read_verified
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from skillguard._audit.log import Auditor
     from skillguard._core.model import Skill
     from skillguard._fs.containment import SafeRoot
     from skillguard._skills.approval import ApprovalRequest
@@ -123,6 +124,8 @@ class LoadedSkill:
     _served: _Served | None = attrs.field(default=None, eq=False, repr=False)
     # The loader's shared state, for a workspace skill: whether the approval still holds.
     _state: SwarmState | None = attrs.field(default=None, eq=False, repr=False)
+    # The auditor of the handle that served it (a sub-agent's names its parent).
+    _auditor: Auditor | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -136,6 +139,10 @@ class LoadedSkill:
         if self._served is None:
             return self._loader.embedded.resources(self.name)
         return self._served.snapshot.manifest.paths()
+
+    @property
+    def _audit(self) -> Auditor:
+        return self._auditor if self._auditor is not None else self._loader.auditor
 
     def read_resource(self, path: str) -> bytes:
         """One file of the skill. Raises ``SkillUsageError`` (a path that is not a str),
@@ -154,7 +161,7 @@ class LoadedSkill:
                 name=self.name,
                 agent=self.agent,
             )
-            self._loader.auditor.emit(
+            self._audit.emit(
                 "load_denied",
                 agent=self.agent,
                 skill=self.name,
@@ -170,7 +177,7 @@ class LoadedSkill:
             return read_verified(served.root, served.location, served.snapshot, path)
         except SkillContainmentError as exc:
             if exc.code == "changed_after_approval":
-                self._loader.auditor.emit(
+                self._audit.emit(
                     "containment_violation",
                     agent=self.agent,
                     skill=self.name,

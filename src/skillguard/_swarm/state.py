@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from skillguard._audit.log import Auditor
 from skillguard._core.errors import SkillNotFoundError, SkillUsageError, input_error
 from skillguard._skills.approval import ApprovalError
 from skillguard._skills.discover import SkillMeta, source_folder
@@ -38,7 +39,6 @@ from skillguard._swarm.served import _Served
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from skillguard._audit.log import Auditor
     from skillguard._core.limits import Limits
     from skillguard._core.model import Profile
     from skillguard._fs.containment import SafeRoot
@@ -51,18 +51,35 @@ if TYPE_CHECKING:
     from skillguard._swarm.loader import Loader
     from skillguard._swarm.served import Source
 
-__all__ = ["Binding", "SwarmState", "folder"]
+__all__ = ["Binding", "ParentAuditor", "SwarmState", "folder"]
+
+
+class ParentAuditor(Auditor):
+    """The auditor of a sub-agent's handle (``Loader.bind(agent, parent=handle)``):
+    the loader's own, with the parent agent named in every record (T223)."""
+
+    def __init__(self, inner: Auditor, parent: str) -> None:
+        super().__init__(inner.log)
+        self._inner = inner
+        self.parent = parent
+
+    def emit(self, event: str, **fields: object) -> None:
+        fields["parent"] = self.parent
+        self._inner.emit(event, **fields)
 
 
 @attrs.frozen(eq=False)
 class Binding:
     """What ``Loader.bind`` passes down to one agent's handle, as its token: the loader
     bound, that loader's shared state, and the key the state keeps for that agent, so
-    that a handle cannot be rebuilt for another agent or another loader."""
+    that a handle cannot be rebuilt for another agent or another loader; for a
+    sub-agent's handle, its parent agent and the auditor that names it."""
 
     loader: Loader = attrs.field(repr=False)
     state: SwarmState = attrs.field(repr=False)
     key: object = attrs.field(repr=False)
+    auditor: Auditor = attrs.field(repr=False)
+    parent: str | None = None
 
     def binds(self, loader: object, agent: object) -> bool:
         """Whether this token was issued by *loader* for *agent*."""
@@ -121,11 +138,13 @@ class SwarmState:
 
     # The handles' tokens -------------------------------------------------------------
 
-    def binding(self, loader: Loader, agent: str) -> Binding:
-        """The token of *agent*'s handles (the key is the same for every bind)."""
+    def binding(self, loader: Loader, agent: str, parent: str | None = None) -> Binding:
+        """The token of *agent*'s handles (the key is the same for every bind), as a
+        sub-agent of *parent* when given."""
         with self._lock:
             key = self._bind_tokens.setdefault(agent, object())
-        return Binding(loader, self, key)
+        auditor = self.auditor if parent is None else ParentAuditor(self.auditor, parent)
+        return Binding(loader, self, key, auditor, parent)
 
     def bound(self, agent: str, key: object) -> bool:
         return self._bind_tokens.get(agent) is key
@@ -177,7 +196,7 @@ class SwarmState:
             namespace=skill.namespace,
         )
 
-    def reviewed(self) -> Callable[[SkillMeta], bool]:
+    def reviewed(self, auditor: Auditor | None = None) -> Callable[[SkillMeta], bool]:
         """A predicate: did a human approve (here) or pin this workspace ``SKILL.md``?
         The trust store is read once, when the first skill needs it."""
         if self.show_unapproved_descriptions:
@@ -195,19 +214,19 @@ class SwarmState:
             if self.trust_store is None:
                 return False
             if pins is None:
-                pins = self._pin_shas(self.trust_store)
+                pins = self._pin_shas(self.trust_store, auditor or self.auditor)
             return pins.get((meta.name, folder(meta))) == meta.sha256
 
         return reviewed
 
-    def _pin_shas(self, store: TrustStore) -> dict[tuple[str, str], str]:
+    def _pin_shas(self, store: TrustStore, auditor: Auditor) -> dict[tuple[str, str], str]:
         """The pinned SKILL.md hashes by (skill, source). A store that cannot be read
         shows nothing as pinned (names only), and that is audited: a catalog is built
         for a prompt and must not fail on the operator's file."""
         try:
             return {(pin.skill, pin.source): pin.skill_sha256 for pin in store.pins()}
         except ApprovalError as exc:
-            self.auditor.emit(
+            auditor.emit(
                 "trust_store_unreadable",
                 decision="deny",
                 code=exc.code,
