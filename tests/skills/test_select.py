@@ -438,7 +438,7 @@ def test_t82_aselect_asks_only_until_max_skills_are_served(world: dict[str, Path
 
     write(
         world["workspace"] / "pdf-merge",
-        skill_text("pdf-merge", "Merge PDF forms and PDF files."),
+        skill_text("pdf-merge", "Fill and merge PDF forms and PDF files."),
     )
     loader = make_loader(world, approver=human, skills=("pdf-merge",))
     planner = loader.bind("planner")
