@@ -191,3 +191,30 @@ def test_t262_the_index_build_is_linear_in_the_catalog() -> None:
 
     small, large = steps(100), steps(400)
     assert large <= small * 4.5
+
+
+def test_t262_skipping_hopeless_skills_changes_no_score() -> None:
+    """The query skips skills that the terms left cannot lift to the threshold; every
+    skill that can reach it gets the same score as a walk over every posting."""
+    import random
+
+    from skillguard._skills.rank import THRESHOLD, terms
+
+    rng = random.Random(262)  # noqa: S311 - a fixed, reproducible catalog
+    vocabulary = [f"word{n}" for n in range(60)]
+    catalog = [
+        (f"skill-{n}", " ".join(rng.choice(vocabulary) for _ in range(rng.randint(3, 30))))
+        for n in range(300)
+    ]
+    index = SelectionIndex(catalog)
+    for _ in range(50):
+        task_terms = sorted(set(terms(" ".join(rng.sample(vocabulary, rng.randint(1, 12))))))
+        naive: dict[int, float] = {}
+        for term in task_terms:
+            for position, gain in zip(*index._postings.get(term, ([], [])), strict=True):
+                naive[position] = naive.get(position, 0.0) + gain
+        fast = index._scores(task_terms)
+        reaching = {key for key, value in naive.items() if value >= THRESHOLD}
+        assert reaching <= set(fast)
+        for key in reaching:
+            assert abs(fast[key] - naive[key]) < 1e-9

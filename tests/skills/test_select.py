@@ -721,6 +721,28 @@ def test_select_command_json(capsys: pytest.CaptureFixture[str], files: dict[str
     assert "skills_selected" in Path(files["log"]).read_text()
 
 
+def test_select_command_explain(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    base = ["select", "--policy", files["policy"], "--agent", "planner"]
+    base += ["--registry", files["registry"], "--embedded", files["embedded"], "--explain"]
+    code, out, _ = _cli(capsys, *base, "debug the DNS of this network")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("aide-arch-protocols: selected (keyword; via registry")
+    assert "  debug: 1.0" in lines
+    network = next(line for line in lines if line.startswith("network-debugging:"))
+    assert network.startswith("network-debugging: selected (evidence; via description")
+    assert "selected network-debugging (embedded" in out
+    code, out, _ = _cli(capsys, *base, "--format", "json", "debug the DNS of this network")
+    data = json.loads(out)
+    rules = {item["name"]: item["rule"] for item in data["considered"]}
+    assert rules["aide-arch-protocols"] == "keyword"
+    assert rules["network-debugging"] == "evidence"
+    assert isinstance(data["unlisted"], int)
+    code, out, _ = _cli(capsys, *base, "explain the color blue")
+    assert out.startswith("no skill shares a term with the task\n")
+    assert "nothing selected\n" in out
+
+
 def test_select_command_exit_codes(
     capsys: pytest.CaptureFixture[str], files: dict[str, str], tmp_path: Path
 ) -> None:

@@ -36,7 +36,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import attrs
 
@@ -222,11 +222,11 @@ def _positions(text: Sequence[str]) -> dict[str, list[int]]:
     return out
 
 
-@attrs.frozen
-class _Scored:
-    """A description match that passed rule 3, before rules 4 and 5."""
+class _Scored(NamedTuple):
+    """A description match that passed rule 3, before rules 4 and 5 (a tuple: a query
+    makes hundreds of them on a large catalog)."""
 
-    index: int
+    position: int  # the skill's, in the index
     score: float  # the task's score
     coverage: float
     evidence: float
@@ -298,6 +298,9 @@ class SelectionIndex:
                 ids.append(index)
                 gains.append(gain)
         self._postings = postings
+        # The largest gain of each term: a query skips the skills that even every
+        # term still to come could not lift to the threshold (MaxScore).
+        self._max_gain = {term: max(gains) for term, (_, gains) in postings.items()}
 
     def rank(self, task: str, context: str = "") -> list[Match]:
         """The candidates selected for the task, best first (tier, score, then name)."""
@@ -308,7 +311,7 @@ class SelectionIndex:
     ) -> tuple[list[Match], tuple[Considered, ...], int]:
         """The selected matches, best first; the skills considered (at most
         ``MAX_CONSIDERED``, best first) and why each was or was not selected; and how
-        many more shared a term with the task without being listed."""
+        many more were scored without being listed."""
         task = task[:_MAX_TASK_CHARS]
         context = context[:_MAX_CONTEXT_CHARS]
         registry, registry_seen = self._registry_matches(task, context)
@@ -366,18 +369,12 @@ class SelectionIndex:
         self, task: str, context: str
     ) -> tuple[list[Match], list[Considered], int]:
         task_terms = sorted(set(terms(task)))
-        scores: dict[int, float] = {}
-        get = scores.get
-        postings = self._postings
-        for term in task_terms:
-            posting = postings.get(term)
-            if posting is not None:
-                for index, gain in zip(*posting, strict=True):
-                    scores[index] = get(index, 0.0) + gain
+        scores = self._scores(task_terms)
         idf = self._idf
         unseen = self._idf_unseen
         whole = sum(idf.get(term, unseen) for term in task_terms)
-        rejected: list[Considered] = []
+        # Rejected skills, as plain values: only the few explained become ``Considered``.
+        rejected: list[tuple[_Scored, str]] = []
         passed: list[_Scored] = []
         under = 0
         for index, score in scores.items():
@@ -389,12 +386,12 @@ class SelectionIndex:
             gains = self._gains[index]
             matched = tuple(term for term in task_terms if term in gains)
             coverage = sum(idf[term] for term in matched) / whole
-            evidence = score * coverage**GAMMA
+            scored = _Scored(index, score, coverage, score * coverage**GAMMA, matched)
             if not self._enough(index, matched):
-                rejected.append(self._considered(index, "one_word", score, coverage, matched))
+                rejected.append((scored, "one_word"))
                 continue
-            passed.append(_Scored(index, score, coverage, evidence, matched))
-        passed.sort(key=lambda item: (-item.evidence, self._names[item.index]))
+            passed.append(scored)
+        passed.sort(key=lambda item: (-item.evidence, self._names[item.position]))
         chosen: list[_Scored] = []
         if passed:
             first = passed[0]
@@ -412,36 +409,69 @@ class SelectionIndex:
                 else:
                     chosen.append(item)
                 if rule != "evidence":
-                    rejected.append(
-                        self._considered(
-                            index=item.index,
-                            rule=rule,
-                            score=item.score,
-                            coverage=item.coverage,
-                            matched=item.matched,
-                        )
-                    )
+                    rejected.append((item, rule))
         context_terms = sorted(set(terms(context)) - set(task_terms))
-        out = []
-        considered = []
+        taken = []
         for item in chosen:
             # Context tips a choice the task made; it never makes one (rule 6).
-            gains = self._gains[item.index]
+            gains = self._gains[item.position]
             extra = [term for term in context_terms if term in gains]
             score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
             matched = item.matched + tuple(f"context:{term}" for term in extra)
-            name = self._names[item.index]
-            out.append(Match(name, 0, round(score * item.coverage**GAMMA, 4), matched))
-            considered.append(
-                self._considered(
-                    item.index, "evidence", item.score, item.coverage, item.matched, extra
-                )
+            name = self._names[item.position]
+            taken.append(
+                (Match(name, 0, round(score * item.coverage**GAMMA, 4), matched), item, extra)
             )
-        ordered = sorted(considered, key=lambda c: (-c.evidence, c.name))
-        ordered += heapq.nsmallest(
-            MAX_CONSIDERED, rejected, key=lambda c: (-c.evidence, -c.score, c.name)
+        taken.sort(key=lambda entry: (-entry[0].score, entry[0].name))
+        out = [match for match, _, _ in taken]
+        # Only the skills an operator is shown become ``Considered``.
+        ordered = [
+            self._considered(
+                item.position, "evidence", item.score, item.coverage, item.matched, extra
+            )
+            for _, item, extra in taken[:MAX_CONSIDERED]
+        ]
+        names = self._names
+        shown = heapq.nsmallest(
+            MAX_CONSIDERED,
+            rejected,
+            key=lambda pair: (-pair[0].evidence, -pair[0].score, names[pair[0].position]),
         )
-        return out, ordered, under
+        ordered += [
+            self._considered(item.position, rule, item.score, item.coverage, item.matched)
+            for item, rule in shown
+        ]
+        return out, ordered, under + len(taken) - len(ordered) + len(rejected) - len(shown)
+
+    def _scores(self, task_terms: Sequence[str]) -> dict[int, float]:
+        """The score of every skill that can reach ``THRESHOLD``, summed over the
+        postings of the task's terms, the terms of highest gain first. Once the terms
+        left could not lift a skill not seen yet to the threshold, those terms only add
+        to the skills already seen (looked up in whichever is smaller: those skills, or
+        the term's postings), so a common word does not walk thousands of postings."""
+        max_gain = self._max_gain
+        order = sorted((term for term in task_terms if term in max_gain), key=max_gain.__getitem__)
+        left = sum(max_gain[term] for term in order)
+        scores: dict[int, float] = {}
+        get = scores.get
+        postings = self._postings
+        all_gains = self._gains
+        for term in reversed(order):  # the highest gain first
+            ids, gains = postings[term]
+            if left >= THRESHOLD - 1e-9:  # a rounding error never drops a skill
+                for index, gain in zip(ids, gains, strict=True):
+                    scores[index] = get(index, 0.0) + gain
+            elif len(scores) < len(ids):
+                for index in scores:  # the values change, never the keys
+                    extra = all_gains[index].get(term)
+                    if extra is not None:
+                        scores[index] += extra
+            else:
+                for index, gain in zip(ids, gains, strict=True):
+                    if index in scores:
+                        scores[index] += gain
+            left -= max_gain[term]
+        return scores
 
     def _considered(
         self,

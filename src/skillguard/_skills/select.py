@@ -259,7 +259,7 @@ class Selection:
     skills that matched and were not taken; ``warnings`` the registry names ignored;
     ``considered`` the skills the ranking looked at and why each was or was not
     selected (at most ten, best first; ``explain`` prints them), and ``unlisted`` how
-    many more shared a term with the task and were left out of that list.
+    many more the ranking scored and left out of that list.
     """
 
     agent: str
@@ -312,8 +312,8 @@ class Selection:
             lines.extend(f"  {_shown(term)}: {weight}" for term, weight in item.terms)
         if self.unlisted:
             lines.append(
-                f"{self.unlisted} more skills shared a term with the task and scored "
-                f"under {THRESHOLD} or below the ones listed"
+                f"{self.unlisted} more skills were scored for the task and not listed "
+                f"(under {THRESHOLD}, or below the ones listed)"
             )
         if not lines:
             lines.append("no skill shares a term with the task")
