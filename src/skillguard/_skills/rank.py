@@ -369,47 +369,39 @@ class SelectionIndex:
         self, task: str, context: str
     ) -> tuple[list[Match], list[Considered], int]:
         task_terms = sorted(set(terms(task)))
-        scores = self._scores(task_terms)
-        idf = self._idf
+        scores, cover = self._scores(task_terms)
         unseen = self._idf_unseen
-        whole = sum(idf.get(term, unseen) for term in task_terms)
+        whole = sum(self._idf.get(term, unseen) for term in task_terms)
+        names = self._names
         # Rejected skills, as plain values: only the few explained become ``Considered``.
+        under_floor: list[tuple[float, float, str, int]] = []
         rejected: list[tuple[_Scored, str]] = []
         passed: list[_Scored] = []
         under = 0
-        for index, score in scores.items():
+        for position, score in scores.items():
             # Most of the skills that share a common word with the task stop here,
             # before any other work (rule 3).
             if score < THRESHOLD:
                 under += 1
                 continue
-            gains = self._gains[index]
-            matched = tuple(term for term in task_terms if term in gains)
-            coverage = sum(idf[term] for term in matched) / whole
-            scored = _Scored(index, score, coverage, score * coverage**GAMMA, matched)
-            if not self._enough(index, matched):
+            coverage = cover[position] / whole
+            evidence = score * coverage**GAMMA
+            if evidence < EVIDENCE_FLOOR:  # rule 4
+                under_floor.append((-evidence, -score, names[position], position))
+                continue
+            matched = self._matched(position, task_terms)
+            scored = _Scored(position, score, coverage, evidence, matched)
+            if not self._enough(position, matched):
                 rejected.append((scored, "one_word"))
                 continue
             passed.append(scored)
-        passed.sort(key=lambda item: (-item.evidence, self._names[item.position]))
-        chosen: list[_Scored] = []
-        if passed:
-            first = passed[0]
-            second = passed[1].evidence if len(passed) > 1 else 0.0
-            ambiguous = (
-                first.evidence < 2 * EVIDENCE_FLOOR
-                and first.evidence - second < MARGIN * first.evidence
-            )
-            for item in passed:
-                rule = "evidence"
-                if item.evidence < EVIDENCE_FLOOR:
-                    rule = "under_floor"
-                elif ambiguous:
-                    rule = "ambiguous"
-                else:
-                    chosen.append(item)
-                if rule != "evidence":
-                    rejected.append((item, rule))
+        passed.sort(key=lambda item: (-item.evidence, names[item.position]))
+        chosen = passed
+        if len(passed) > 1:
+            first, second = passed[0].evidence, passed[1].evidence
+            if first < 2 * EVIDENCE_FLOOR and first - second < MARGIN * first:  # rule 5
+                rejected += [(item, "ambiguous") for item in passed]
+                chosen = []
         context_terms = sorted(set(terms(context)) - set(task_terms))
         taken = []
         for item in chosen:
@@ -431,7 +423,12 @@ class SelectionIndex:
             )
             for _, item, extra in taken[:MAX_CONSIDERED]
         ]
-        names = self._names
+        # The best of those under the floor, then the best of every rejected skill.
+        for _, score, _, position in heapq.nsmallest(MAX_CONSIDERED, under_floor):
+            coverage = cover[position] / whole
+            matched = self._matched(position, task_terms)
+            evidence = -score * coverage**GAMMA
+            rejected.append((_Scored(position, -score, coverage, evidence, matched), "under_floor"))
         shown = heapq.nsmallest(
             MAX_CONSIDERED,
             rejected,
@@ -441,11 +438,18 @@ class SelectionIndex:
             self._considered(item.position, rule, item.score, item.coverage, item.matched)
             for item, rule in shown
         ]
-        return out, ordered, under + len(taken) - len(ordered) + len(rejected) - len(shown)
+        listed_under = min(len(under_floor), MAX_CONSIDERED)
+        hidden = len(taken) - len(ordered) + len(rejected) - listed_under + len(under_floor)
+        return out, ordered, under + hidden
 
-    def _scores(self, task_terms: Sequence[str]) -> dict[int, float]:
+    def _matched(self, position: int, task_terms: Sequence[str]) -> tuple[str, ...]:
+        gains = self._gains[position]
+        return tuple(term for term in task_terms if term in gains)
+
+    def _scores(self, task_terms: Sequence[str]) -> tuple[dict[int, float], dict[int, float]]:
         """The score of every skill that can reach ``THRESHOLD``, summed over the
-        postings of the task's terms, the terms of highest gain first. Once the terms
+        postings of the task's terms, the terms of highest gain first, and the IDF of
+        the task's terms each holds (its coverage, before division). Once the terms
         left could not lift a skill not seen yet to the threshold, those terms only add
         to the skills already seen (looked up in whichever is smaller: those skills, or
         the term's postings), so a common word does not walk thousands of postings."""
@@ -453,25 +457,31 @@ class SelectionIndex:
         order = sorted((term for term in task_terms if term in max_gain), key=max_gain.__getitem__)
         left = sum(max_gain[term] for term in order)
         scores: dict[int, float] = {}
+        cover: dict[int, float] = {}
         get = scores.get
+        covered = cover.get
         postings = self._postings
         all_gains = self._gains
         for term in reversed(order):  # the highest gain first
             ids, gains = postings[term]
+            weight = self._idf[term]
             if left >= THRESHOLD - 1e-9:  # a rounding error never drops a skill
-                for index, gain in zip(ids, gains, strict=True):
-                    scores[index] = get(index, 0.0) + gain
+                for position, gain in zip(ids, gains, strict=True):
+                    scores[position] = get(position, 0.0) + gain
+                    cover[position] = covered(position, 0.0) + weight
             elif len(scores) < len(ids):
-                for index in scores:  # the values change, never the keys
-                    extra = all_gains[index].get(term)
+                for position in scores:  # the values change, never the keys
+                    extra = all_gains[position].get(term)
                     if extra is not None:
-                        scores[index] += extra
+                        scores[position] += extra
+                        cover[position] += weight
             else:
-                for index, gain in zip(ids, gains, strict=True):
-                    if index in scores:
-                        scores[index] += gain
+                for position, gain in zip(ids, gains, strict=True):
+                    if position in scores:
+                        scores[position] += gain
+                        cover[position] += weight
             left -= max_gain[term]
-        return scores
+        return scores, cover
 
     def _considered(
         self,
