@@ -218,3 +218,31 @@ def test_t262_skipping_hopeless_skills_changes_no_score() -> None:
         assert reaching <= set(fast)
         for key in reaching:
             assert abs(fast[key] - naive[key]) < 1e-9
+
+
+def test_registry_keywords_in_the_context_tip_a_registry_match() -> None:
+    index = SelectionIndex(CATALOG, {"pdf-forms": ("pdf", "form field")})
+    selected, considered, _ = index.consider("merge the pdf", "the form field names")
+    assert selected[0].matched == ("pdf", "context:form field")
+    assert considered[0].terms == (("pdf", 1.0), ("context:form field", 0.45))
+    # A keyword of the context alone selects nothing.
+    assert index.rank("hello there", "pdf") == []
+
+
+def test_explain_counts_the_skills_it_does_not_list() -> None:
+    from skillguard._skills.select import Selection
+
+    # "alpha" is in a name, so its postings are walked whole; the five skills that
+    # hold it deep in a long description score under the threshold, and are counted.
+    filler = " ".join(f"filler{k}" for k in range(40))
+    index = SelectionIndex(
+        [("alpha-tools", "Alpha."), *((f"extra-{n}", f"alpha {filler} n{n}") for n in range(5))]
+    )
+    selected, considered, unlisted = index.consider("alpha")
+    assert [match.name for match in selected] == ["alpha-tools"]
+    assert unlisted == 5
+    text = Selection("a", "0" * 64, (), (), "", considered=considered, unlisted=unlisted)
+    assert text.explain().splitlines()[-1] == (
+        "5 more skills were scored for the task and not listed (under 3.0, or below the "
+        "ones listed)"
+    )

@@ -452,6 +452,23 @@ def test_t82_aselect_asks_only_until_max_skills_are_served(world: dict[str, Path
     assert len(asked) == 1
 
 
+def test_aselect_reports_a_skill_it_did_not_ask_about(world: dict[str, Path]) -> None:
+    async def human(request: ApprovalRequest) -> Decision:
+        del request
+        return Decision(approved=True, by="alice")
+
+    write(
+        world["workspace"] / "pdf-merge",
+        skill_text("pdf-merge", "Fill and merge PDF forms and PDF files."),
+    )
+    planner = make_loader(world, approver=human, skills=("pdf-merge",)).bind("planner")
+    # The one skill served cannot fit its cap, so the next was never asked about.
+    selection = asyncio.run(planner.aselect("fill this PDF form", max_skills=1, per_skill_bytes=1))
+    assert selection.names == ()
+    assert [s.code for s in selection.skipped] == ["over_per_skill_bytes", "max_skills"]
+    assert selection.skipped[1].reason == "ranked too low to be asked for"
+
+
 def test_t82_aselect_reports_a_denied_skill(world: dict[str, Path]) -> None:
     async def no(request: ApprovalRequest) -> Decision:
         del request
