@@ -783,6 +783,7 @@ CALLS: dict[str, Call] = {
         ),
     ),
     "Selection.as_dict": Call(0, lambda w, a: w.handle.select("say hello").as_dict()),
+    "Selection.explain": Call(0, lambda w, a: w.handle.select("say hello").explain()),
     "SelectedSkill": Call(
         2,
         lambda w, a: SelectedSkill(

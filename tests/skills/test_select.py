@@ -438,7 +438,7 @@ def test_t82_aselect_asks_only_until_max_skills_are_served(world: dict[str, Path
 
     write(
         world["workspace"] / "pdf-merge",
-        skill_text("pdf-merge", "Merge PDF forms and PDF files."),
+        skill_text("pdf-merge", "Fill and merge PDF forms and PDF files."),
     )
     loader = make_loader(world, approver=human, skills=("pdf-merge",))
     planner = loader.bind("planner")
@@ -450,6 +450,23 @@ def test_t82_aselect_asks_only_until_max_skills_are_served(world: dict[str, Path
     again = asyncio.run(planner.aselect("fill this PDF form", max_skills=1))
     assert again.names == first.names
     assert len(asked) == 1
+
+
+def test_aselect_reports_a_skill_it_did_not_ask_about(world: dict[str, Path]) -> None:
+    async def human(request: ApprovalRequest) -> Decision:
+        del request
+        return Decision(approved=True, by="alice")
+
+    write(
+        world["workspace"] / "pdf-merge",
+        skill_text("pdf-merge", "Fill and merge PDF forms and PDF files."),
+    )
+    planner = make_loader(world, approver=human, skills=("pdf-merge",)).bind("planner")
+    # The one skill served cannot fit its cap, so the next was never asked about.
+    selection = asyncio.run(planner.aselect("fill this PDF form", max_skills=1, per_skill_bytes=1))
+    assert selection.names == ()
+    assert [s.code for s in selection.skipped] == ["over_per_skill_bytes", "max_skills"]
+    assert selection.skipped[1].reason == "ranked too low to be asked for"
 
 
 def test_t82_aselect_reports_a_denied_skill(world: dict[str, Path]) -> None:
@@ -719,6 +736,28 @@ def test_select_command_json(capsys: pytest.CaptureFixture[str], files: dict[str
     assert code == 0
     assert out.startswith("selected aide-arch-protocols (embedded")
     assert "skills_selected" in Path(files["log"]).read_text()
+
+
+def test_select_command_explain(capsys: pytest.CaptureFixture[str], files: dict[str, str]) -> None:
+    base = ["select", "--policy", files["policy"], "--agent", "planner"]
+    base += ["--registry", files["registry"], "--embedded", files["embedded"], "--explain"]
+    code, out, _ = _cli(capsys, *base, "debug the DNS of this network")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("aide-arch-protocols: selected (keyword; via registry")
+    assert "  debug: 1.0" in lines
+    network = next(line for line in lines if line.startswith("network-debugging:"))
+    assert network.startswith("network-debugging: selected (evidence; via description")
+    assert "selected network-debugging (embedded" in out
+    code, out, _ = _cli(capsys, *base, "--format", "json", "debug the DNS of this network")
+    data = json.loads(out)
+    rules = {item["name"]: item["rule"] for item in data["considered"]}
+    assert rules["aide-arch-protocols"] == "keyword"
+    assert rules["network-debugging"] == "evidence"
+    assert isinstance(data["unlisted"], int)
+    code, out, _ = _cli(capsys, *base, "explain the color blue")
+    assert out.startswith("no skill shares a term with the task\n")
+    assert "nothing selected\n" in out
 
 
 def test_select_command_exit_codes(

@@ -208,8 +208,14 @@ def run_select(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             selection = handle.select(args.task, context=context, **caps)
     if args.format == "json":
-        out.write(json.dumps(selection.as_dict(), indent=2, ensure_ascii=True) + "\n")
+        data = selection.as_dict()
+        if args.explain:
+            data["considered"] = [item.as_dict() for item in selection.considered]
+            data["unlisted"] = selection.unlisted
+        out.write(json.dumps(data, indent=2, ensure_ascii=True) + "\n")
         return EXIT_OK
+    if args.explain:
+        out.write(selection.explain())
     for item in selection.items:
         flag = ", truncated" if item.truncated else ""
         matched = ", ".join(item.matched)

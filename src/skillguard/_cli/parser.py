@@ -398,6 +398,11 @@ def _add_select_command(commands: Any) -> None:  # noqa: ANN401 - argparse's pri
     select.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (the default) or json"
     )
+    select.add_argument(
+        "--explain",
+        action="store_true",
+        help="say why each skill considered was or was not selected",
+    )
     select.add_argument("task", metavar="TASK", help="the task, as the agent was given it")
 
 

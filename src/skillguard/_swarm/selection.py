@@ -40,7 +40,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from skillguard._skills.discover import SkillMeta
+    from skillguard._skills.rank import Considered
     from skillguard._swarm.served import Source
+
+    # What the ranking considered, and how many more it left out of that list.
+    Ranked = tuple[tuple[Considered, ...], int]
 
 __all__ = ["SelectionMixin"]
 
@@ -70,8 +74,8 @@ class SelectionMixin(LoadingMixin):
         composed text. Raises
         ``SkillUsageError`` for a bad argument and ``AuditError``."""
         args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
-        ranked, warnings = self._ranked(args[0], args[1])
-        return self._compose(args, ranked, warnings, None)
+        ranked, warnings, why = self._ranked(args[0], args[1])
+        return self._compose(args, ranked, warnings, None, why)
 
     async def aselect(
         self,
@@ -86,7 +90,7 @@ class SelectionMixin(LoadingMixin):
         """``select`` for asyncio swarms: a matching workspace skill not approved yet is
         put to the approver (``aload``) and selected only if approved."""
         args = _selection_args(task, context, max_skills, per_skill_bytes, total_bytes)
-        ranked, warnings = self._ranked(args[0], args[1])
+        ranked, warnings, why = self._ranked(args[0], args[1])
         # Asked in rank order until max_skills are served: a human is not asked about a
         # skill that would not be used.
         loaded: dict[str, LoadedSkill | SkillError] = {}
@@ -102,28 +106,33 @@ class SelectionMixin(LoadingMixin):
                     result = exc
             loaded[match.name] = result
             served += isinstance(result, LoadedSkill)
-        return self._compose(args, ranked, warnings, loaded)
+        return self._compose(args, ranked, warnings, loaded, why)
 
-    def _ranked(self, task: str, context: str) -> tuple[list[Match], tuple[str, ...]]:
-        """The candidates that match, best first; rule 1 of the handle: only
-        what the agent may load and a model may invoke."""
+    def _ranked(self, task: str, context: str) -> tuple[list[Match], tuple[str, ...], Ranked]:
+        """The candidates selected, best first, the registry warnings, and what the
+        ranking considered; rule 1 of the handle: only what the agent may load and a
+        model may invoke. The candidates and their index are gathered once per agent
+        (``SwarmState.selection_index``): a query looks up the index only, and reads
+        and renders only the few skills it selects (T262)."""
         loader = self._loader
-        candidates = []
-        for meta, source in self._candidates():
-            candidates.append((meta.name, meta.description, source, meta.sha256))
-        key = tuple(candidates)
-        registry = loader.registry.keywords if loader.registry is not None else {}
-        index = self._state.selection_index(
-            self.agent,
-            key,
-            lambda: SelectionIndex(((name, text) for name, text, _, _ in candidates), registry),
-        )
-        names = {name for name, _, _, _ in candidates}
-        warnings = tuple(
-            f"the registry names {name!r}, which this agent cannot select: ignored"
-            for name in sorted(set(registry) - names)
-        )
-        return index.rank(task, context), warnings
+        registry = loader.registry
+
+        def build() -> tuple[SelectionIndex, dict[str, str], tuple[str, ...]]:
+            candidates = self._candidates()
+            keywords = registry.keywords if registry is not None else {}
+            index = SelectionIndex(
+                ((meta.name, meta.description) for meta, _ in candidates), keywords
+            )
+            names = {meta.name for meta, _ in candidates}
+            warnings = tuple(
+                f"the registry names {name!r}, which this agent cannot select: ignored"
+                for name in sorted(set(keywords) - names)
+            )
+            return index, {meta.name: source for meta, source in candidates}, warnings
+
+        index, _, warnings = self._state.selection_index(self.agent, registry, build)
+        matches, considered, unlisted = index.consider(task, context)
+        return matches, warnings, (considered, unlisted)
 
     def _candidates(self) -> list[tuple[SkillMeta, Source]]:
         """Every skill the agent may load and a model may invoke, with its full
@@ -205,6 +214,7 @@ class SelectionMixin(LoadingMixin):
         ranked: list[Match],
         warnings: tuple[str, ...],
         loaded: dict[str, LoadedSkill | SkillError] | None,
+        why: Ranked = ((), 0),
     ) -> Selection:
         """Rules 5 and 6 of ``_select``: in rank order, each served skill rendered
         within the caps, or skipped with a reason; then the audit record (no record,
@@ -266,7 +276,14 @@ class SelectionMixin(LoadingMixin):
                 )
             )
         selection = Selection(
-            self.agent, task_digest(task), tuple(items), tuple(skipped), "".join(blocks), warnings
+            self.agent,
+            task_digest(task),
+            tuple(items),
+            tuple(skipped),
+            "".join(blocks),
+            warnings,
+            considered=why[0],
+            unlisted=why[1],
         )
         self._audit_selection(selection)
         return selection

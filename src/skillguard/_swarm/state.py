@@ -47,6 +47,10 @@ if TYPE_CHECKING:
     from skillguard._skills.embedded import EmbeddedSkills
     from skillguard._skills.policy import AllowPolicy
     from skillguard._skills.select import SelectionIndex
+
+    # The index of one agent's candidates, the candidates by name (their source) and
+    # the registry warnings.
+    Prepared = tuple[SelectionIndex, dict[str, str], tuple[str, ...]]
     from skillguard._skills.truststore import TrustStore
     from skillguard._swarm.loader import Loader
     from skillguard._swarm.served import Source
@@ -132,9 +136,9 @@ class SwarmState:
         self._approved_sha: dict[tuple[str, str], set[str]] = {}
         self._catalog_seen: dict[str, str] = {}
         self._bind_tokens: dict[str, object] = {}
-        # agent -> (the candidates an index was built for, the index): rebuilt only
-        # when what the agent may select changes.
-        self._indexes: dict[str, tuple[object, SelectionIndex]] = {}
+        # agent -> (the registry an index was built with, the index and what goes
+        # with it): built once per agent and registry.
+        self._indexes: dict[str, tuple[object, Prepared]] = {}
 
     # The handles' tokens -------------------------------------------------------------
 
@@ -279,14 +283,14 @@ class SwarmState:
         with self._lock:
             return self._approved.get((agent, name))
 
-    def selection_index(
-        self, agent: str, key: object, build: Callable[[], SelectionIndex]
-    ) -> SelectionIndex:
-        """The selection index of *agent*'s candidates *key*, built (outside the lock)
-        only when what the agent may select changed."""
+    def selection_index(self, agent: str, key: object, build: Callable[[], Prepared]) -> Prepared:
+        """The selection index of *agent* (with what goes with it), built once
+        (outside the lock) and again only when *key*, the registry, is another
+        object: the sources and the policy are fixed for the loader's life, so what
+        an agent may select is too, and a query does nothing per skill (T262)."""
         with self._lock:
             cached = self._indexes.get(agent)
-        if cached is not None and cached[0] == key:
+        if cached is not None and cached[0] is key:
             return cached[1]
         index = build()
         with self._lock:

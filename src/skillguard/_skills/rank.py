@@ -1,0 +1,516 @@
+"""Ranking skills for a task, and knowing when none fits (seed 003; rules 2 to 5 of
+``_skills.select``). Sans-IO: names, descriptions and keywords in, ranked names out.
+
+The rule, in the order it is applied (threat-model.md T80, T260, T261):
+
+1. A registry keyword or phrase found in the task selects its skill (tier 1, always
+   ahead of descriptions): the operator's table is trusted.
+2. Any other skill is scored by BM25F over its name and description, every gain summed
+   at build time; a query only adds the postings of the task's terms (the inverted
+   index). A skill that shares no term with the task is never looked at.
+3. Under ``THRESHOLD``, or with a single description word and none in its name, a skill
+   is not selected (the keyword-stuffing defences of T80).
+4. Evidence: the score times the share of the task the skill's name and description
+   explain, ``coverage ** GAMMA``, where coverage is the IDF-weighted share of the
+   task's distinct terms that the skill holds (a word no skill holds weighs the most).
+   A skill is selected only when its evidence reaches ``EVIDENCE_FLOOR``: the longer the
+   task, the more of it a skill must explain, so the floor on the score scales with the
+   task's length (``EVIDENCE_FLOOR * coverage ** -GAMMA``).
+5. Margin: when the first two description matches are within ``MARGIN`` of each other
+   and the first is weak (evidence under twice the floor), nothing is selected from the
+   descriptions: the task does not tell them apart, so it likely needs neither. Every
+   other skill over the floor is selected with the first (``max_skills`` caps them).
+6. Context terms add to the score of a skill the task already selected (rule 4 of
+   ``_skills.select``); the floor and margin are judged on the task alone.
+7. Ties break by name: ranks are deterministic.
+
+``consider`` returns, beside the selected matches, what an operator needs to see why
+(``Considered``): the matched terms and their weights, the score, the evidence, and the
+rule that decided; at most ``MAX_CONSIDERED`` skills, best first.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import math
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = [
+    "EVIDENCE_FLOOR",
+    "STOP_WORDS",
+    "THRESHOLD",
+    "Considered",
+    "Match",
+    "SelectionIndex",
+    "stem",
+    "terms",
+    "words",
+]
+
+_MAX_TASK_CHARS = 100_000  # a task is a request, not a document: the rest is not read
+_MAX_CONTEXT_CHARS = 100_000
+
+# BM25F parameters. k1 = 1.2 is the textbook value. A description is normalised almost
+# fully by its length (b = 0.9, against the textbook 0.75): a long description earns
+# little per word, which is what stuffing needs most. The name is short and is the
+# skill's identity, so its terms weigh three times as much.
+_K1: Final = 1.2
+_B_NAME: Final = 0.5
+_B_DESCRIPTION: Final = 0.9
+_W_NAME: Final = 3.0
+_W_DESCRIPTION: Final = 1.0
+# Reference lengths (in terms, stop words out): the typical name has 2-3 terms and the
+# typical description of a public skill about 25. Normalising against these fixed values
+# instead of the catalog's mean keeps a stuffed description from raising the mean.
+_REF_NAME: Final = 2.5
+_REF_DESCRIPTION: Final = 25.0
+# As if every catalog sat among this many more skills that lack the term: without it, a
+# catalog of three skills gives every term a near-zero idf and the threshold means
+# something different at every size.
+_PRIOR_DOCS: Final = 30
+# A context term counts this much of a task term.
+_CONTEXT_WEIGHT: Final = 0.3
+# The lowest lexical score selected. One distinctive term in a name clears it, one in a
+# description of typical length clears it; two terms deep inside a stuffed description
+# do not.
+THRESHOLD: Final = 3.0
+# A description matched by one word of the task ("explain the color blue" against a
+# brand skill that mentions colours) is a coincidence more often than a fit: without a
+# name term, a skill needs this many distinct task terms.
+_MIN_TERMS: Final = 2
+# A registry keyword's weight, and how much a longer phrase adds: "language server" is
+# a stronger signal than "server".
+_KEYWORD_WEIGHT: Final = 1.0
+_PHRASE_BONUS: Final = 0.5
+
+_WORD = re.compile(r"[^\W_]+")
+
+# Function words, and the verbs and nouns nearly every request to an agent holds; none
+# of them says which skill a task needs.
+_STOP_TEXT = """
+    a about above after again all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers him his how i if in into is it its
+    itself just me more most my no nor not now of off on once only or other our ours out
+    over own same she should so some such than that the their them then there these they
+    this those through to too under until up very was we were what when where which while
+    who whom why will with would you your yours
+    please want need needs like let lets get gets make makes made use uses using used
+    help helps explain explains write writes create creates show tell give do done thing
+    things something anything way ways new one two can't cannot i'm it's
+    skill skills task tasks user users agent agents when whenever
+"""
+STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
+
+
+# The abstention rule (rules 4 and 5 above), tuned on the "tune" half of the public
+# MetaTool queries (benchmarks/bench_select.py) and reported on the held-out half.
+# GAMMA: how much a low coverage costs; 0 would be the score alone.
+GAMMA: Final = 0.75
+EVIDENCE_FLOOR: Final = 1.5
+MARGIN: Final = 0.05
+# How many considered skills a selection keeps for ``explain``, and how many matched
+# terms of each (the heaviest).
+MAX_CONSIDERED: Final = 10
+MAX_TERMS: Final = 16
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """A light, deterministic suffix stripper for English: plurals, -ing, -ed, -ly and
+    a final -e, so that "debugging", "debugged" and "debug" meet, and "release",
+    "releases" and "releasing" do. Short words are left alone."""
+    if not word.isascii() or len(word) < 3:
+        return word
+    if len(word) == 3:
+        # "PRs", "CIs": a plural of a short initialism; "bus" and "gas" keep theirs.
+        return word[:-1] if word[-1] == "s" and word[-2] not in "aeiousy" else word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "ches", "shes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]
+            break
+    if word.endswith("ly") and len(word) > 5:
+        word = word[:-2]
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The lowercased words of *text*, stemmed, stop words kept (phrases need them)."""
+    return [stem(word) for word in _WORD.findall(text.lower())]
+
+
+def terms(text: str) -> list[str]:
+    """The terms of *text* that carry meaning: words, stemmed, without stop words."""
+    return [
+        stem(word)
+        for word in _WORD.findall(text.lower())
+        if word not in STOP_WORDS and len(word) > 1
+    ]
+
+
+@attrs.frozen
+class Match:
+    """One candidate's rank: ``tier`` 1 for a registry match, 0 for a description."""
+
+    name: str
+    tier: int
+    score: float
+    matched: tuple[str, ...]
+
+
+@attrs.frozen
+class Considered:
+    """Why one skill was or was not selected (``Selection.explain``).
+
+    ``terms`` holds each matched term (a registry keyword, or a stemmed term of the
+    task, ``context:`` before a term of the context) with its weight in the score;
+    ``rule`` names the rule that decided: ``keyword``, ``evidence`` (selected);
+    ``one_word``, ``under_floor``, ``ambiguous`` (not selected).
+    """
+
+    name: str
+    via: str  # "registry" or "description"
+    selected: bool
+    rule: str
+    score: float
+    coverage: float
+    evidence: float
+    terms: tuple[tuple[str, float], ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "via": self.via,
+            "selected": self.selected,
+            "rule": self.rule,
+            "score": self.score,
+            "coverage": self.coverage,
+            "evidence": self.evidence,
+            "terms": [[term, weight] for term, weight in self.terms],
+        }
+
+
+def _phrase_in(phrase: Sequence[str], text: Sequence[str], starts: Mapping[str, list[int]]) -> bool:
+    size = len(phrase)
+    return any(
+        tuple(text[start : start + size]) == tuple(phrase) for start in starts.get(phrase[0], ())
+    )
+
+
+def _positions(text: Sequence[str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for index, word in enumerate(text):
+        out.setdefault(word, []).append(index)
+    return out
+
+
+class _Scored(NamedTuple):
+    """A description match that passed rule 3, before rules 4 and 5 (a tuple: a query
+    makes hundreds of them on a large catalog)."""
+
+    position: int  # the skill's, in the index
+    score: float  # the task's score
+    coverage: float
+    evidence: float
+    matched: tuple[str, ...]
+
+
+class SelectionIndex:
+    """The ranking structure for one catalog, built once and queried per task.
+
+    *candidates* is ``(name, description)`` for each skill an agent may select;
+    *registry* the operator's keywords for some of them (those skills are matched by
+    keywords only). Building is linear in the catalog; a query touches only the
+    postings of the task's terms, and the registry's keywords that start with a word
+    of the task.
+    """
+
+    def __init__(
+        self,
+        candidates: Iterable[tuple[str, str]],
+        registry: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        registry = registry or {}
+        # First word of a keyword -> (skill, keyword, its words): a query looks up only
+        # the keywords that can start at a word of the task.
+        self._keywords: dict[str, list[tuple[str, int, str, tuple[str, ...]]]] = {}
+        self._names: list[str] = []
+        # Per skill (by position): term -> its weighted, length-normalised frequency,
+        # then (below) term -> its whole BM25 gain; and the terms of its name.
+        self._gains: list[dict[str, float]] = []
+        self._name_terms: list[frozenset[str]] = []
+        frequency: Counter[str] = Counter()
+        for name, description in candidates:
+            keywords = registry.get(name)
+            if keywords is not None:
+                for position, keyword in enumerate(keywords):
+                    phrase = tuple(words(keyword))
+                    entry = (name, position, keyword, phrase)
+                    self._keywords.setdefault(phrase[0], []).append(entry)
+                continue
+            name_terms = Counter(terms(name.replace("-", " ")))
+            # A word counts once in a description: repeating it is stuffing, not
+            # relevance (rule 3).
+            description_terms = set(terms(description))
+            name_norm = 1 - _B_NAME + _B_NAME * sum(name_terms.values()) / _REF_NAME
+            description_norm = (
+                1 - _B_DESCRIPTION + _B_DESCRIPTION * len(description_terms) / _REF_DESCRIPTION
+            )
+            weighted = {term: _W_NAME * count / name_norm for term, count in name_terms.items()}
+            for term in description_terms:
+                weighted[term] = weighted.get(term, 0.0) + _W_DESCRIPTION / description_norm
+            self._names.append(name)
+            self._name_terms.append(frozenset(name_terms))
+            self._gains.append(weighted)
+            frequency.update(weighted.keys())
+        total = len(self._names) + _PRIOR_DOCS
+        self._idf = {
+            term: math.log(1 + (total - seen + 0.5) / (seen + 0.5))
+            for term, seen in frequency.items()
+        }
+        # A task word no skill holds weighs the most: the catalog explains none of it.
+        self._idf_unseen = math.log(1 + (total + 0.5) / 0.5)
+        # Everything a query needs is summed here, once: a query only adds numbers.
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for index, weighted in enumerate(self._gains):
+            for term, tf in weighted.items():
+                gain = self._idf[term] * tf * (_K1 + 1) / (tf + _K1)
+                weighted[term] = gain
+                ids, gains = postings.setdefault(term, ([], []))
+                ids.append(index)
+                gains.append(gain)
+        self._postings = postings
+        # The largest gain of each term: a query skips the skills that even every
+        # term still to come could not lift to the threshold (MaxScore).
+        self._max_gain = {term: max(gains) for term, (_, gains) in postings.items()}
+
+    def rank(self, task: str, context: str = "") -> list[Match]:
+        """The candidates selected for the task, best first (tier, score, then name)."""
+        return self.consider(task, context)[0]
+
+    def consider(
+        self, task: str, context: str = ""
+    ) -> tuple[list[Match], tuple[Considered, ...], int]:
+        """The selected matches, best first; the skills considered (at most
+        ``MAX_CONSIDERED``, best first) and why each was or was not selected; and how
+        many more were scored without being listed."""
+        task = task[:_MAX_TASK_CHARS]
+        context = context[:_MAX_CONTEXT_CHARS]
+        registry, registry_seen = self._registry_matches(task, context)
+        lexical, lexical_seen, unlisted = self._lexical_matches(task, context)
+        matches = registry + lexical
+        matches.sort(key=lambda match: (-match.tier, -match.score, match.name))
+        seen = registry_seen + lexical_seen
+        listed = tuple(seen[:MAX_CONSIDERED])
+        return matches, listed, unlisted + len(seen) - len(listed)
+
+    def _registry_matches(self, task: str, context: str) -> tuple[list[Match], list[Considered]]:
+        if not self._keywords:
+            return [], []
+        task_words = words(task)
+        context_words = words(context)
+        task_at = _positions(task_words)
+        context_at = _positions(context_words)
+        found: dict[str, list[tuple[int, str, float]]] = {}
+        hit: set[str] = set()
+        for first in set(task_at) | set(context_at):
+            for name, position, keyword, phrase in self._keywords.get(first, ()):
+                weight = _KEYWORD_WEIGHT + _PHRASE_BONUS * (len(phrase) - 1)
+                if _phrase_in(phrase, task_words, task_at):
+                    found.setdefault(name, []).append((position, keyword, weight))
+                    hit.add(name)
+                elif _phrase_in(phrase, context_words, context_at):
+                    found.setdefault(name, []).append(
+                        (position, f"context:{keyword}", _CONTEXT_WEIGHT * weight)
+                    )
+        out = []
+        considered = []
+        for name in sorted(hit):
+            # In the registry's own order, as the operator wrote the keywords.
+            pairs = [(keyword, weight) for _, keyword, weight in sorted(found[name])]
+            score = round(sum(weight for _, weight in pairs), 4)
+            out.append(Match(name, 1, score, tuple(keyword for keyword, _ in pairs)))
+            considered.append(
+                Considered(
+                    name,
+                    "registry",
+                    selected=True,
+                    rule="keyword",
+                    score=score,
+                    coverage=1.0,
+                    evidence=score,
+                    terms=tuple((keyword, round(weight, 4)) for keyword, weight in pairs)[
+                        :MAX_TERMS
+                    ],
+                )
+            )
+        considered.sort(key=lambda item: (-item.score, item.name))
+        return out, considered
+
+    def _lexical_matches(
+        self, task: str, context: str
+    ) -> tuple[list[Match], list[Considered], int]:
+        task_terms = sorted(set(terms(task)))
+        scores, cover = self._scores(task_terms)
+        unseen = self._idf_unseen
+        whole = sum(self._idf.get(term, unseen) for term in task_terms)
+        names = self._names
+        # Rejected skills, as plain values: only the few explained become ``Considered``.
+        under_floor: list[tuple[float, float, str, int]] = []
+        rejected: list[tuple[_Scored, str]] = []
+        passed: list[_Scored] = []
+        under = 0
+        for position, score in scores.items():
+            # Most of the skills that share a common word with the task stop here,
+            # before any other work (rule 3).
+            if score < THRESHOLD:
+                under += 1
+                continue
+            coverage = cover[position] / whole
+            evidence = score * coverage**GAMMA
+            if evidence < EVIDENCE_FLOOR:  # rule 4
+                under_floor.append((-evidence, -score, names[position], position))
+                continue
+            matched = self._matched(position, task_terms)
+            scored = _Scored(position, score, coverage, evidence, matched)
+            if not self._enough(position, matched):
+                rejected.append((scored, "one_word"))
+                continue
+            passed.append(scored)
+        passed.sort(key=lambda item: (-item.evidence, names[item.position]))
+        chosen = passed
+        if len(passed) > 1:
+            first, second = passed[0].evidence, passed[1].evidence
+            if first < 2 * EVIDENCE_FLOOR and first - second < MARGIN * first:  # rule 5
+                rejected += [(item, "ambiguous") for item in passed]
+                chosen = []
+        context_terms = sorted(set(terms(context)) - set(task_terms))
+        taken = []
+        for item in chosen:
+            # Context tips a choice the task made; it never makes one (rule 6).
+            gains = self._gains[item.position]
+            extra = [term for term in context_terms if term in gains]
+            score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
+            matched = item.matched + tuple(f"context:{term}" for term in extra)
+            name = self._names[item.position]
+            taken.append(
+                (Match(name, 0, round(score * item.coverage**GAMMA, 4), matched), item, extra)
+            )
+        taken.sort(key=lambda entry: (-entry[0].score, entry[0].name))
+        out = [match for match, _, _ in taken]
+        # Only the skills an operator is shown become ``Considered``.
+        ordered = [
+            self._considered(
+                item.position, "evidence", item.score, item.coverage, item.matched, extra
+            )
+            for _, item, extra in taken[:MAX_CONSIDERED]
+        ]
+        # The best of those under the floor, then the best of every rejected skill.
+        for _, score, _, position in heapq.nsmallest(MAX_CONSIDERED, under_floor):
+            coverage = cover[position] / whole
+            matched = self._matched(position, task_terms)
+            evidence = -score * coverage**GAMMA
+            rejected.append((_Scored(position, -score, coverage, evidence, matched), "under_floor"))
+        shown = heapq.nsmallest(
+            MAX_CONSIDERED,
+            rejected,
+            key=lambda pair: (-pair[0].evidence, -pair[0].score, names[pair[0].position]),
+        )
+        ordered += [
+            self._considered(item.position, rule, item.score, item.coverage, item.matched)
+            for item, rule in shown
+        ]
+        listed_under = min(len(under_floor), MAX_CONSIDERED)
+        hidden = len(taken) - len(ordered) + len(rejected) - listed_under + len(under_floor)
+        return out, ordered, under + hidden
+
+    def _matched(self, position: int, task_terms: Sequence[str]) -> tuple[str, ...]:
+        gains = self._gains[position]
+        return tuple(term for term in task_terms if term in gains)
+
+    def _scores(self, task_terms: Sequence[str]) -> tuple[dict[int, float], dict[int, float]]:
+        """The score of every skill that can reach ``THRESHOLD``, summed over the
+        postings of the task's terms, the terms of highest gain first, and the IDF of
+        the task's terms each holds (its coverage, before division). Once the terms
+        left could not lift a skill not seen yet to the threshold, those terms only add
+        to the skills already seen (looked up in whichever is smaller: those skills, or
+        the term's postings), so a common word does not walk thousands of postings."""
+        max_gain = self._max_gain
+        order = sorted((term for term in task_terms if term in max_gain), key=max_gain.__getitem__)
+        left = sum(max_gain[term] for term in order)
+        scores: dict[int, float] = {}
+        cover: dict[int, float] = {}
+        get = scores.get
+        covered = cover.get
+        postings = self._postings
+        all_gains = self._gains
+        for term in reversed(order):  # the highest gain first
+            ids, gains = postings[term]
+            weight = self._idf[term]
+            if left >= THRESHOLD - 1e-9:  # a rounding error never drops a skill
+                for position, gain in zip(ids, gains, strict=True):
+                    scores[position] = get(position, 0.0) + gain
+                    cover[position] = covered(position, 0.0) + weight
+            elif len(scores) < len(ids):
+                for position in scores:  # the values change, never the keys
+                    extra = all_gains[position].get(term)
+                    if extra is not None:
+                        scores[position] += extra
+                        cover[position] += weight
+            else:
+                for position, gain in zip(ids, gains, strict=True):
+                    if position in scores:
+                        scores[position] += gain
+                        cover[position] += weight
+            left -= max_gain[term]
+        return scores, cover
+
+    def _considered(
+        self,
+        index: int,
+        rule: str,
+        score: float,
+        coverage: float,
+        matched: Sequence[str],
+        context: Sequence[str] = (),
+    ) -> Considered:
+        gains = self._gains[index]
+        weights = [(term, round(gains[term], 4)) for term in matched]
+        weights += [
+            (f"context:{term}", round(_CONTEXT_WEIGHT * gains[term], 4)) for term in context
+        ]
+        if len(weights) > MAX_TERMS:
+            weights = sorted(weights, key=lambda pair: (-pair[1], pair[0]))[:MAX_TERMS]
+        return Considered(
+            self._names[index],
+            "description",
+            selected=rule == "evidence",
+            rule=rule,
+            score=round(score, 4),
+            coverage=round(coverage, 4),
+            evidence=round(score * coverage**GAMMA, 4),
+            terms=tuple(weights),
+        )
+
+    def _enough(self, index: int, matched: Sequence[str]) -> bool:
+        """One word of a description is not a match: a skill needs two of the task's
+        terms, or one of them in its name (rule 3)."""
+        return len(matched) >= _MIN_TERMS or not self._name_terms[index].isdisjoint(matched)
