@@ -4,7 +4,8 @@ Rules (threat-model.md T27, T50, T53, T192):
 
 * Fields are fixed and non-secret: UTC time, event, agent, skill, source, decision,
   code, reason, path, size, sha256, approver, request id, digest, approval scope
-  (``once`` or ``pin``), skillguard version. Never a body. Strings that came from
+  (``once`` or ``pin``), the front end and client a decision was asked through
+  (``_audit.origin``), skillguard version. Never a body. Strings that came from
   untrusted input are escaped (no control characters, no bidi overrides) and bounded
   (``_clean``).
 * A log's records are chained (``chain``): each has ``seq``, ``prev_hash`` and ``hash``
@@ -61,9 +62,13 @@ AUDIT_FIELDS = (
     "digest",
     "scope",
     "execution_id",
+    # The front end a decision was asked through (``mcp``) and the peer's own name for
+    # itself (``_audit.origin``).
+    "via",
+    "client",
     "version",
 )
-# A record holds at most 15 fields of 259 escaped characters: 64 KiB is far above any
+# A record holds at most 19 fields of 259 escaped characters: 64 KiB is far above any
 # record skillguard writes, and low enough that a hostile line costs nothing to refuse.
 MAX_RECORD_BYTES: Final = 64 * 1024
 # Records are flat objects (depth 1); tool-call arguments may nest a little.
