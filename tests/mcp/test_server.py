@@ -250,7 +250,7 @@ def test_refusals_are_error_results_and_the_server_keeps_serving(
                 ["malformed", "bad_arguments"],
                 ["containment", "bad_name"],
                 ["malformed", "bad_arguments"],
-                ["usage", "unknown_tool"],
+                ["usage", "no_such_tool"],
                 ["malformed", "bad_arguments"],
                 ["malformed", "bad_arguments"],
             ]

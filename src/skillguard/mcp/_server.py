@@ -231,7 +231,7 @@ class _Tools:
             selection = await handle.aselect(task)
             names = list(selection.names)
             return _text(selection.text, {"names": names, "text": selection.text})
-        raise SkillUsageError("unknown_tool", f"no tool {safe_repr(tool, limit=64)}")
+        raise SkillUsageError("no_such_tool", f"no tool {safe_repr(tool, limit=64)}")
 
     async def _notify_if_changed(self, ctx: ServerRequestContext[Any]) -> None:
         digest = self._catalog_digest()
