@@ -240,7 +240,11 @@ class _Tools:
             if changed:
                 self._listed = digest
         if changed:
-            await ctx.session.send_tool_list_changed()
+            try:
+                await ctx.session.send_tool_list_changed()
+            except Exception:  # noqa: BLE001 - a lost notice must not undo a served call
+                # A connection that cannot carry it (the stateless era) lists afresh anyway.
+                return
 
 
 def _client_name(ctx: ServerRequestContext[Any]) -> str:
