@@ -120,8 +120,11 @@ class _Tools:
         self._lock = threading.Lock()
         self._listed = ""
 
-    def _catalog_digest(self) -> str:
-        return hashlib.sha256(self.handle.catalog_xml().encode("utf-8", "replace")).hexdigest()
+    def _catalog_digest(self, description: str | None = None) -> str:
+        """What ``tools/list`` shows of the catalog (the ``skill`` tool's description)."""
+        if description is None:
+            description = self.handle.tool_info().description
+        return hashlib.sha256(description.encode("utf-8", "replace")).hexdigest()
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -130,7 +133,7 @@ class _Tools:
         with origin("mcp", _client_name(ctx)):
             info = self.handle.tool_info()
             with self._lock:
-                self._listed = self._catalog_digest()
+                self._listed = self._catalog_digest(info.description)
         string = {"type": "string"}
         return types.ListToolsResult(
             tools=[
