@@ -89,9 +89,16 @@ def imports(module: str) -> set[str]:
 GRAPH = {module: imports(module) for module in MODULES}
 
 
+# The one edge up a floor: ``skillguard mcp`` is the front of the public MCP server, an
+# optional extra imported only when that command runs.
+UPWARD_ALLOWED = {("skillguard._cli.serve_mcp", "skillguard.mcp")}
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_import_goes_up_a_floor(module: str) -> None:
-    upward = sorted(m for m in GRAPH[module] if floor(m) > floor(module))
+    upward = sorted(
+        m for m in GRAPH[module] if floor(m) > floor(module) and (module, m) not in UPWARD_ALLOWED
+    )
     assert upward == [], f"{module} imports {upward} from a higher floor"
 
 

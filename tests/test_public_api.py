@@ -122,6 +122,19 @@ PUBLIC_AUDIT = {
 }
 
 
+# The MCP server (the optional extra skillguard[mcp]).
+PUBLIC_MCP = {"build_server", "elicit", "serve_stdio"}
+
+
+def test_the_mcp_names_are_pinned() -> None:
+    mcp = importlib.import_module("skillguard.mcp")
+    assert set(mcp.__all__) == PUBLIC_MCP
+    assert len(mcp.__all__) == len(PUBLIC_MCP)
+    assert not PUBLIC_MCP & (PUBLIC | PUBLIC_AGENTS | PUBLIC_AUDIT)
+    assert "skillguard.mcp" not in _modules_after("import skillguard")
+    assert "mcp" not in _modules_after("import skillguard")
+
+
 @pytest.mark.parametrize(
     ("module", "names"),
     [
@@ -155,7 +168,7 @@ def test_a_moved_name_says_where_it_lives() -> None:
 
 # The public submodules: the areas of the API, and Hypothesis strategies for hosts (kept
 # out of the namespace so that importing skillguard never needs Hypothesis).
-PUBLIC_SUBMODULES = {"agents", "audit", "testing"}
+PUBLIC_SUBMODULES = {"agents", "audit", "mcp", "testing"}
 
 
 def test_every_module_is_private_and_declares_all() -> None:

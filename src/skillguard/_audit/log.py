@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from skillguard._audit.events import log_event
+from skillguard._audit.origin import current_origin
 from skillguard._audit.record import (
     _GENESIS,
     _HEADER_EVENT,
@@ -268,6 +269,9 @@ class Auditor:
     def emit(self, event: str, **fields: object) -> None:
         """Record one decision. Raises ``AuditError`` if the log cannot be written."""
         record: dict[str, object] = {"time": _now(), "event": event}
+        asked = current_origin()
+        if asked is not None:
+            fields = {**fields, "via": asked[0], "client": asked[1]}
         for name in AUDIT_FIELDS[2:-1]:
             if fields.get(name) is not None:
                 record[name] = _clean(fields[name])

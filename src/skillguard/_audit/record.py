@@ -5,9 +5,10 @@ Rules (threat-model.md T27, T50, T53, T192):
 * Fields are fixed and non-secret: UTC time, event, agent, skill, source, decision,
   code, reason, path, size, sha256, approver, request id, digest, approval scope
   (``once`` or ``pin``), execution id, parent agent (a sub-agent's handle), channel
-  (``out_of_band`` for a decision a host passed to ``load``), skillguard version.
-  Never a body. Strings that came from untrusted input are escaped (no control
-  characters, no bidi overrides) and bounded (``_clean``).
+  (``out_of_band`` for a decision a host passed to ``load``), the front end and client a
+  decision was asked through (``_audit.origin``), skillguard version. Never a body.
+  Strings that came from untrusted input are escaped (no control characters, no bidi
+  overrides) and bounded (``_clean``).
 * A log's records are chained (``chain``): each has ``seq``, ``prev_hash`` and ``hash``
   (SHA-256, or HMAC-SHA-256 with a key, over the canonical JSON of the record without
   ``hash``). Its first record (``log_created``) names the log: a random ``log_id``, the
@@ -64,9 +65,13 @@ AUDIT_FIELDS = (
     "execution_id",
     "parent",
     "channel",
+    # The front end a decision was asked through (``mcp``) and the peer's own name for
+    # itself (``_audit.origin``).
+    "via",
+    "client",
     "version",
 )
-# A record holds at most 15 fields of 259 escaped characters: 64 KiB is far above any
+# A record holds at most 21 fields of 259 escaped characters: 64 KiB is far above any
 # record skillguard writes, and low enough that a hostile line costs nothing to refuse.
 MAX_RECORD_BYTES: Final = 64 * 1024
 # Records are flat objects (depth 1); tool-call arguments may nest a little.

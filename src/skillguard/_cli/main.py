@@ -141,6 +141,10 @@ def _command(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
         from skillguard._cli import skillref  # noqa: PLC0415 - imported when it runs
 
         return skillref.run_read_properties if name == "read-properties" else skillref.run_to_prompt
+    if name == "mcp":
+        from skillguard._cli.serve_mcp import run_mcp  # noqa: PLC0415 - imported when it runs
+
+        return run_mcp
     from skillguard._cli import commands  # noqa: PLC0415 - imported when it runs
 
     return {

@@ -182,6 +182,7 @@ def build_parser(words: Sequence[str] | None = None) -> _Parser:
         add_agent_actions(agent)
     _add_select_command(commands)
     _add_skills_ref_commands(commands)
+    _add_mcp_command(commands)
     return parser
 
 
@@ -410,3 +411,47 @@ def _positive(value: str) -> int:
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError("must be a positive integer")
     return int(value)
+
+
+def _add_mcp_command(commands: Any) -> None:  # noqa: ANN401 - argparse's private type
+    serve = commands.add_parser(
+        "mcp",
+        help="serve one agent's skills to an MCP client over stdio (skillguard[mcp])",
+        description=(
+            "Serve the skills of one agent of the policy as MCP tools (skill, "
+            "skill_resource, select_skills) over stdin and stdout. Needs the mcp extra."
+        ),
+    )
+    serve.add_argument("--policy", required=True, type=_path, help="the policy file")
+    serve.add_argument("--agent", required=True, help="the one agent this server serves")
+    serve.add_argument("--embedded", type=_path, help="a folder of trusted skills")
+    serve.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        type=_path,
+        metavar="DIR",
+        help="a project whose workspace roots to serve from (repeatable; none by default)",
+    )
+    serve.add_argument(
+        "--user-roots", action="store_true", help="serve from the user's own skill roots too"
+    )
+    serve.add_argument("--trust-store", type=_path, help="pinned approvals, and where pins go")
+    serve.add_argument(
+        "--approve",
+        choices=("deny", "elicit"),
+        default="deny",
+        help=(
+            "who approves a workspace skill nobody pinned: deny (the default: nobody) or "
+            "elicit (the human, asked through a client that supports elicitation)"
+        ),
+    )
+    serve.add_argument("--audit-log", type=_path, help="append hash-chained records here")
+    serve.add_argument("--audit-key-file", type=_path, help="key the audit records (HMAC)")
+    serve.add_argument("--registry", type=_path, help="the operator's keyword registry")
+    serve.add_argument(
+        "--profile",
+        choices=("strict", "compat"),
+        default="strict",
+        help="the parser profile: strict (the default) or compat",
+    )
