@@ -526,7 +526,7 @@ def test_filters_narrow_what_is_shown_but_not_what_is_checked() -> None:
     assert result.intact
     assert result.records == 121
     assert "10 records shown" in page.all_text
-    assert "filtered by agent plain agent 1, since 2026-01-01T00:00:30Z" in page.all_text
+    assert "filtered by agent plain agent 1, since 2026-01-01T00:00:30.000Z" in page.all_text
     assert "plain agent 0" not in page.all_text
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from skillguard._audit.counts import TopCounts
+from skillguard._audit.record import time_key
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -210,9 +211,9 @@ class _Collector:
         time = str(record.get("time", ""))[: MAX_CELL_CHARS + 1]
         if self.agent is not None and record.get("agent") != self.agent:
             return
-        if self.since is not None and time < self.since:
+        if self.since is not None and time_key(time) < self.since:
             return
-        if self.until is not None and time >= self.until:
+        if self.until is not None and time_key(time) >= self.until:
             return
         self.total += 1
         if self.first_time is None:
