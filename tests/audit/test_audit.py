@@ -41,7 +41,7 @@ from skillguard._audit.summary import (
     summarize_log,
     summarize_records,
 )
-from skillguard._audit.verify import TAMPERED, TORN, _without_hash
+from skillguard._audit.verify import NOT_A_LOG, TAMPERED, TORN, _without_hash
 from skillguard._core.strict_json import _depth
 from skillguard._fs.operator import read_operator_bytes, stream_lines
 from skillguard.audit import (
@@ -1102,7 +1102,8 @@ def test_t191_anything_but_a_torn_last_line_stays_tampering(
     if len(lines) > 1:
         lines.append(TORN_BYTES)
     result = verify_records(lines)
-    assert (result.status, result.line) == (TAMPERED, line)
+    # A first line cut short holds no log_created record: not a log, and not torn.
+    assert (result.status, result.line) == (NOT_A_LOG if line == 1 else TAMPERED, line)
 
 
 def test_t191_the_writer_names_the_command_that_mends_a_torn_tail(tmp_path: Path) -> None:

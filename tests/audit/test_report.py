@@ -263,7 +263,8 @@ def test_t98_what_is_not_a_log_shows_nothing(lines: list[bytes]) -> None:
     result, raw = render_audit_report(lines)
     page = Page(raw)
     assert not result.intact
-    assert page.state() == "tampered"
+    assert page.state() == "not-a-log"
+    assert "NOT AN AUDIT LOG" in page.all_text
     assert "Nothing is proven" in page.all_text
 
 

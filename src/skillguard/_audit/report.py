@@ -41,7 +41,15 @@ from skillguard._audit.report_html import (
     _timeline_svg,
 )
 from skillguard._audit.summary import parse_since
-from skillguard._audit.verify import INTACT, NEEDS_KEY, TORN, WRONG_KEY, Verification, _checker
+from skillguard._audit.verify import (
+    INTACT,
+    NEEDS_KEY,
+    NOT_A_LOG,
+    TORN,
+    WRONG_KEY,
+    Verification,
+    _checker,
+)
 from skillguard._core.errors import SkillUsageError
 
 if TYPE_CHECKING:
@@ -183,6 +191,14 @@ def _banner(result: Verification, expected_log_id: str | None) -> str:
         if result.line == result.records and result.offset is not None
         else ""
     )
+    if result.status == NOT_A_LOG:
+        return (
+            '<section class="banner tampered" id="verdict" data-state="not-a-log">'
+            f'<p class="verdict">&#10006; NOT AN AUDIT LOG: {_cell(result.reason)}</p>'
+            "<p>Its first line is no <code>log_created</code> record: a file that is not "
+            f"a skillguard audit log, or one whose first line was replaced. {proven}</p>"
+            f"{after}{facts}</section>"
+        )
     return (
         '<section class="banner tampered" id="verdict" data-state="tampered">'
         f'<p class="verdict">&#10006; TAMPERED at line {line}: {_cell(result.reason)}</p>'
