@@ -18,9 +18,10 @@ Rules (threat-model.md T27, T50, T51, T53, T54, T191):
   else, anywhere else, stays tampering; so do records missing before it, when the
   expected count says so (T211: the torn record was never counted, its writer never
   returned).
-* A file whose first line is no ``log_created`` record (a YAML file, an empty file) is
-  ``not_a_log``, not "tampered" (T250): nothing in it was ever a chain. A first line that
-  is a ``log_created`` record but does not verify is tampering, as anywhere else.
+* A file whose first line is no chained record at all (a YAML file, an empty file,
+  ``{}``) is ``not_a_log``, not "tampered" (T250): nothing in it was ever a chain. A first
+  line that is a chained record (``seq``, ``prev_hash``, ``hash``) but no valid
+  ``log_created`` record is tampering, as anywhere else.
 * ``_Checker`` is the one chain check, a line at a time: ``verify_records``, the
   summaries, the report, the log set and ``audit repair`` all stream through it.
 """
@@ -147,10 +148,13 @@ class _Checker:
         self.start = 0
         self.offset = 0
         self.ended = True
+        # Whether the first line is a chained record (``seq``, ``prev_hash``, ``hash``).
+        self.chained = False
 
     def stop(self, reason: str, status: str = TAMPERED) -> Verification:
-        if status == TAMPERED and self.count == 1 and self.log_id is None:
-            # Stopped before a log_created record was read: no chain to call tampered.
+        if status == TAMPERED and self.count == 1 and self.log_id is None and not self.chained:
+            # Stopped at a first line that is no chained record at all: no chain to call
+            # tampered. A chained record first (a log_created moved or deleted) is.
             status = NOT_A_LOG
         return Verification(
             intact=False,
@@ -227,6 +231,7 @@ class _Checker:
         if not isinstance(claimed, str) or not _HASH.fullmatch(claimed):
             return self.stop("not a valid record")
         if self.count == 1:
+            self.chained = "seq" in record and "prev_hash" in record
             stopped = self._header(record)
             if stopped is not None:
                 return stopped

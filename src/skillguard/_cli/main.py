@@ -141,6 +141,10 @@ def _command(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
         from skillguard._cli import skillref  # noqa: PLC0415 - imported when it runs
 
         return skillref.run_read_properties if name == "read-properties" else skillref.run_to_prompt
+    if name == "audit":
+        from skillguard._cli.audit import run_audit  # noqa: PLC0415 - imported when it runs
+
+        return run_audit
     from skillguard._cli import commands  # noqa: PLC0415 - imported when it runs
 
     return {
@@ -148,5 +152,4 @@ def _command(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
         "catalog": commands.run_catalog,
         "load": commands.run_load,
         "trust": commands.run_trust,
-        "audit": commands.run_audit,
     }[name]
