@@ -109,9 +109,9 @@ def to_ocsf(
         "actor": {},
         "src_endpoint": {"hostname": host} if host else {"name": "unknown"},
     }
-    millis = _millis(record.get("time"))
-    if millis is not None:
-        event["time"] = millis
+    # ``time`` is required: a time skillguard never writes (a forged unkeyed log) is 0,
+    # and ``metadata.original_time`` keeps what the record said.
+    event["time"] = _millis(record.get("time")) or 0
     if record.get("code") is not None:
         event["status_code"] = str(record["code"])
     if record.get("reason") is not None:
