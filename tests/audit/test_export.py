@@ -14,7 +14,6 @@ from skillguard._cli.audit import _ACTION_OPTIONS, SUMMARY_SCHEMA, VERIFY_SCHEMA
 from skillguard._cli.main import main
 from skillguard._cli.parser import build_parser
 from skillguard.audit import AuditLog, Auditor
-
 from tests.audit_logs import HOSTILE, forged_lines
 
 if TYPE_CHECKING:
