@@ -789,17 +789,30 @@ def run_host(tmp_path: Path, setup: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize(
-    "setup",
-    ["", "logging.basicConfig()", "logging.getLogger().addHandler(logging.StreamHandler())"],
-    ids=["nothing", "basicConfig", "root-handler-at-warning"],
-)
-def test_t56_a_host_that_configured_nothing_hears_nothing(tmp_path: Path, setup: str) -> None:
-    completed = run_host(tmp_path, setup)
+def test_t56_a_host_that_configured_nothing_hears_nothing(tmp_path: Path) -> None:
+    completed = run_host(tmp_path, "")
     assert (completed.stdout, completed.stderr) == ("", "")
     # The decisions were still written down.
     lines = (tmp_path / "audit.jsonl").read_bytes().splitlines()
     assert verify_records(lines).records == 4  # log_created, catalog, grant, denial
+
+
+@pytest.mark.parametrize(
+    ("setup", "prefix"),
+    [
+        ("logging.basicConfig()", "WARNING:skillguard.audit:"),
+        ("logging.getLogger().addHandler(logging.StreamHandler())", ""),
+    ],
+    ids=["basicConfig", "root-handler-at-warning"],
+)
+def test_t253_a_host_logging_at_warning_hears_every_denial_and_no_grant(
+    tmp_path: Path, setup: str, prefix: str
+) -> None:
+    completed = run_host(tmp_path, setup)
+    assert completed.stdout == ""
+    lines = completed.stderr.splitlines()
+    assert [line.split()[0] for line in lines] == [f"{prefix}load_denied"] * 2
+    assert "skill=other" in lines[0]
 
 
 def test_t56_a_host_that_configured_structlog_gets_every_event(tmp_path: Path) -> None:
@@ -829,7 +842,9 @@ def test_t56_a_host_that_uses_stdlib_logging_gets_every_event(tmp_path: Path) ->
     assert completed.stdout == ""
     lines = completed.stderr.splitlines()
     assert len(lines) == 4
-    assert all(line.startswith("skillguard.audit INFO ") for line in lines)
+    # Grants at INFO, denials at WARNING (T253).
+    assert [line.split()[1] for line in lines] == ["INFO", "INFO", "WARNING", "WARNING"]
+    assert all(line.startswith("skillguard.audit ") for line in lines)
     assert lines[1].startswith("skillguard.audit INFO load_granted agent=a skill=notes")
     assert "'decision': 'deny'" in lines[3]
 
