@@ -163,3 +163,66 @@ def test_t253_a_level_on_the_skillguard_logger_silences_structlog_too() -> None:
     with capture_logs() as logs:
         Auditor().emit("load_granted", decision="allow")
     assert len(logs) == 1
+
+
+# -- OpenTelemetry spans (optional) -------------------------------------------------------
+
+_SWARM = """
+import pathlib, sys, tempfile
+import skillguard
+
+folder = pathlib.Path(tempfile.mkdtemp())
+(folder / "notes").mkdir()
+(folder / "notes" / "SKILL.md").write_text("---\\nname: notes\\ndescription: Notes.\\n---\\nBody.\\n")
+policy = skillguard.AllowPolicy.from_mapping({"agents": {"a": {"skills": ["notes"]}}})
+handle = skillguard.Loader(
+    policy, embedded=skillguard.EmbeddedSkills.from_directory(folder)
+).bind("a")
+handle.load("notes")
+try:
+    handle.load("other")
+except skillguard.SkillError:
+    pass
+"""
+
+
+def test_t253_no_tracer_provider_no_opentelemetry() -> None:
+    """A host that never imported OpenTelemetry: skillguard imports none of it."""
+    completed = _run(
+        _SWARM + "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    assert completed.stdout.splitlines()[0] == "[]"
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("opentelemetry.sdk") is None, reason="opentelemetry-sdk"
+)
+def test_t253_spans_carry_the_audit_attributes() -> None:
+    setup = """
+import json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+"""
+    show = """
+for span in exporter.get_finished_spans():
+    print(json.dumps([span.name, dict(span.attributes), [e.name for e in span.events],
+                      span.status.status_code.name]))
+"""
+    completed = _run(setup + _SWARM + show)
+    spans = [json.loads(line) for line in completed.stdout.splitlines()]
+    assert [name for name, *_ in spans] == ["skillguard.load", "skillguard.load"]
+    (_, granted, events, status), (_, denied, denied_events, denied_status) = spans
+    assert (granted["skillguard.agent"], granted["skillguard.skill"]) == ("a", "notes")
+    assert granted["skillguard.decision"] == "allow"
+    assert events == ["load_granted"]
+    assert status == "UNSET"
+    assert (denied["skillguard.skill"], denied["skillguard.decision"]) == ("other", "deny")
+    assert denied_events[0] == "load_denied"
+    assert denied_status == "ERROR"  # the SkillError passed through, recorded

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from skillguard._audit.spans import annotate
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -82,6 +84,7 @@ def log_event(record: Mapping[str, object]) -> None:
     """Emit *record* on the ``skillguard.audit`` logger: through structlog when the host
     configured it, else the stdlib logger (quiet unless the host asked for its level),
     at WARNING for a denial and INFO otherwise."""
+    annotate(record)  # the skillguard span it belongs to, if the host traces
     level = event_level(record)
     # Decided per event: a host may configure structlog after building its Loader.
     if structlog.is_configured():

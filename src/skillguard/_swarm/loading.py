@@ -20,6 +20,7 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any, cast
 
+from skillguard._audit.spans import traced
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.model import Skill
 from skillguard._skills.approval import (
@@ -177,6 +178,7 @@ class LoadingMixin:
         ``user-invocable: false`` is refused (``not_user_invocable``)."""
         return self._load_here(target, by_user=True, instead="auser_invoke()")
 
+    @traced("skillguard.load")
     def _load_here(self, target: str | PreparedLoad, *, by_user: bool, instead: str) -> LoadedSkill:
         """``load`` and ``user_invoke``: the approver is asked in this thread. An async
         one cannot be awaited here: its awaitable is closed, and the load refused with
@@ -202,6 +204,7 @@ class LoadingMixin:
         """``user_invoke`` for asyncio hosts."""
         return await self._aload(target, timeout=timeout, by_user=True)
 
+    @traced("skillguard.load")
     async def _aload(
         self, target: str | PreparedLoad, *, timeout: float | None, by_user: bool
     ) -> LoadedSkill:
@@ -347,6 +350,7 @@ class LoadingMixin:
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
             return None
 
+    @traced("skillguard.approve", skill_arg=False)
     def _decide(
         self, issued: Issued, answer: object, *, shared_with: str | None = None
     ) -> LoadedSkill:
