@@ -173,7 +173,8 @@ import skillguard
 
 folder = pathlib.Path(tempfile.mkdtemp())
 (folder / "notes").mkdir()
-(folder / "notes" / "SKILL.md").write_text("---\\nname: notes\\ndescription: Notes.\\n---\\nBody.\\n")
+text = "---\\nname: notes\\ndescription: Notes.\\n---\\nBody.\\n"
+(folder / "notes" / "SKILL.md").write_text(text)
 policy = skillguard.AllowPolicy.from_mapping({"agents": {"a": {"skills": ["notes"]}}})
 handle = skillguard.Loader(
     policy, embedded=skillguard.EmbeddedSkills.from_directory(folder)
