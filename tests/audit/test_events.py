@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -219,6 +220,21 @@ for span in exporter.get_finished_spans():
     completed = _run(setup + _SWARM + show)
     spans = [json.loads(line) for line in completed.stdout.splitlines()]
     assert [name for name, *_ in spans] == ["skillguard.load", "skillguard.load"]
+    _check_load_spans(spans)
+    # A selection is a span of its own; the loads it makes are its children.
+    selected = [
+        json.loads(line)
+        for line in _run(
+            setup + _SWARM + "exporter.clear()\nhandle.select('notes')\n" + show
+        ).stdout.splitlines()
+    ]
+    assert [name for name, *_ in selected] == ["skillguard.load", "skillguard.select"]
+    attributes, events = selected[1][1], selected[1][2]
+    assert (attributes["skillguard.agent"], attributes["skillguard.skill"]) == ("a", "notes")
+    assert events == ["skill_selected", "skills_selected"]
+
+
+def _check_load_spans(spans: list[list[Any]]) -> None:
     (_, granted, events, status), (_, denied, denied_events, denied_status) = spans
     assert (granted["skillguard.agent"], granted["skillguard.skill"]) == ("a", "notes")
     assert granted["skillguard.decision"] == "allow"
