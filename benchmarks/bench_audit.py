@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import skillguard
 import skillguard.audit
+from skillguard._audit.export import export_records
 from skillguard._audit.record import _HEADER_EVENT, MAX_RECORD_BYTES, canonical
 from skillguard._audit.report import render_audit_report
 from skillguard._audit.summary import summarize_log, summarize_records
@@ -170,6 +171,14 @@ def child(task: str, path: str) -> None:
                 records = render_audit_report(lines)[0].records
             elif task == "report-counting":
                 records = report_counting_the_rest(lines)
+            elif task in {"export-jsonl", "export-ocsf"}:
+                written = [0]
+
+                def count(text: str) -> None:
+                    written[0] += text == "\n"
+
+                export_records(lines, count, output=task.removeprefix("export-"))
+                records = written[0]
             else:
                 records = summarize_log(lines)[1]["records"]
     elapsed = time.perf_counter() - start
@@ -300,10 +309,12 @@ def bench_distinct(folder: Path, counts: list[int]) -> None:
         ("summarize (before)", "summarize-unbounded"),
         ("summarize", "summarize-after"),
         ("report", "report-after"),
+        ("export", "export-jsonl"),
+        ("export --format ocsf", "export-ocsf"),
     )
     baseline = run_child("baseline", folder)["peak_kib"]
     print("\npeak memory over logs whose every record names its own agent, skill, event")
-    print(f"and decision (child baseline {baseline / 1024:.0f} MiB; no `audit export` yet):")
+    print(f"and decision (child baseline {baseline / 1024:.0f} MiB):")
     print(f"  {'records':>9}  " + "  ".join(f"{name:>20}" for name, _ in tasks))
     for count in counts:
         path = folder / f"distinct-{count}.jsonl"
@@ -325,6 +336,8 @@ def bench_newlines(folder: Path, mebibytes: int, rounds: int) -> None:
         ("verify", "verify-after"),
         ("report (before)", "report-counting"),
         ("report", "report-after"),
+        ("export", "export-jsonl"),
+        ("export --format ocsf", "export-ocsf"),
     ):
         seconds = min(run_child(task, path)["seconds"] for _ in range(rounds))
         print(f"  {name:<16} {seconds:>8.3f} s")

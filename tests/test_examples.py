@@ -86,5 +86,5 @@ def test_the_swarm_examples_log_gives_an_audit_report(tmp_path: Path) -> None:
     assert completed.stdout == f"intact: 11 records; report written to {report}\n"
     page = report.read_text()
     assert 'data-state="intact-unkeyed"' in page
-    assert "Approvals (1)" in page
+    assert "Approvals (skills and agent files) (1)" in page
     assert "reviewer@example.org" in page

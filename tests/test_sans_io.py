@@ -115,6 +115,8 @@ OS_EXCEPTIONS = {
     # The command line uses os only to silence stdout after a broken pipe or a failed
     # write, and to name the failure.
     "_cli/main.py": {"open", "devnull", "O_WRONLY", "dup2", "close", "strerror"},
+    # A new audit log's log_created record names the process that created it.
+    "_audit/log.py": {"getpid"},
     # Where an operator path lies (trusted arguments: the operator's agent folders and
     # trust store), judged step by step against the repository's place in the mount
     # table, from the working folder for a relative path.

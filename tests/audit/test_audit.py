@@ -41,7 +41,7 @@ from skillguard._audit.summary import (
     summarize_log,
     summarize_records,
 )
-from skillguard._audit.verify import TAMPERED, TORN, _without_hash
+from skillguard._audit.verify import NOT_A_LOG, TAMPERED, TORN, _without_hash
 from skillguard._core.strict_json import _depth
 from skillguard._fs.operator import read_operator_bytes, stream_lines
 from skillguard.audit import (
@@ -681,7 +681,7 @@ def test_t51_lines_of_a_binary_file_verify(tmp_path: Path) -> None:
         lambda p: AuditLog(p).write({"event": "log_created"}),
         lambda p: AuditLog(p).write({"event": "x", "reason": "y" * 70_000}),
         lambda _: summarize_records([], since="yesterday"),
-        lambda _: summarize_records([], since="9999-12-31T23:59:59.5"),
+        lambda _: summarize_records([], since="9999-12-31T23:59:59.9999"),
         lambda _: summarize_records([], since="0001-01-01T00:00+01:00"),
         lambda _: summarize_records([], agent=5),  # type: ignore[arg-type]
     ],
@@ -701,19 +701,21 @@ def test_a_path_like_log_path_is_accepted(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("since", "expected"),
     [
-        ("2026-11-30", "2026-11-30T00:00:00Z"),
-        ("2026-11-30T14:00:00Z", "2026-11-30T14:00:00Z"),
-        ("2026-11-30T15:00:00+01:00", "2026-11-30T14:00:00Z"),
-        ("2026-11-30T14:00:00.5", "2026-11-30T14:00:01Z"),
-        ("0999-01-01", "0999-01-01T00:00:00Z"),
+        ("2026-11-30", "2026-11-30T00:00:00.000Z"),
+        ("2026-11-30T14:00:00Z", "2026-11-30T14:00:00.000Z"),
+        ("2026-11-30T15:00:00+01:00", "2026-11-30T14:00:00.000Z"),
+        ("2026-11-30T14:00:00.5", "2026-11-30T14:00:00.500Z"),
+        ("0999-01-01", "0999-01-01T00:00:00.000Z"),
         # The forms whose reading changed between Python 3.10 and 3.11, read one way.
-        ("2026-11-30T14:00:00.25", "2026-11-30T14:00:01Z"),
-        ("2026-11-30T14:00:00.0000001", "2026-11-30T14:00:01Z"),
-        ("2026-11-30T14:00:00.000", "2026-11-30T14:00:00Z"),
-        ("2026-11-30T14:00:00,5Z", "2026-11-30T14:00:01Z"),
-        ("2026-11-30 15:00+0100", "2026-11-30T14:00:00Z"),
-        ("2026-11-30T09:30-04:30", "2026-11-30T14:00:00Z"),
-        ("2026-11-30T14", "2026-11-30T14:00:00Z"),
+        ("2026-11-30T14:00:00.25", "2026-11-30T14:00:00.250Z"),
+        # Records have milliseconds: a finer fraction rounds up to the next one.
+        ("2026-11-30T14:00:00.0000001", "2026-11-30T14:00:00.001Z"),
+        ("2026-11-30T14:00:00.9999", "2026-11-30T14:00:01.000Z"),
+        ("2026-11-30T14:00:00.000", "2026-11-30T14:00:00.000Z"),
+        ("2026-11-30T14:00:00,5Z", "2026-11-30T14:00:00.500Z"),
+        ("2026-11-30 15:00+0100", "2026-11-30T14:00:00.000Z"),
+        ("2026-11-30T09:30-04:30", "2026-11-30T14:00:00.000Z"),
+        ("2026-11-30T14", "2026-11-30T14:00:00.000Z"),
     ],
 )
 def test_since_is_read_as_iso_8601(since: str, expected: str) -> None:
@@ -787,17 +789,30 @@ def run_host(tmp_path: Path, setup: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize(
-    "setup",
-    ["", "logging.basicConfig()", "logging.getLogger().addHandler(logging.StreamHandler())"],
-    ids=["nothing", "basicConfig", "root-handler-at-warning"],
-)
-def test_t56_a_host_that_configured_nothing_hears_nothing(tmp_path: Path, setup: str) -> None:
-    completed = run_host(tmp_path, setup)
+def test_t56_a_host_that_configured_nothing_hears_nothing(tmp_path: Path) -> None:
+    completed = run_host(tmp_path, "")
     assert (completed.stdout, completed.stderr) == ("", "")
     # The decisions were still written down.
     lines = (tmp_path / "audit.jsonl").read_bytes().splitlines()
     assert verify_records(lines).records == 4  # log_created, catalog, grant, denial
+
+
+@pytest.mark.parametrize(
+    ("setup", "prefix"),
+    [
+        ("logging.basicConfig()", "WARNING:skillguard.audit:"),
+        ("logging.getLogger().addHandler(logging.StreamHandler())", ""),
+    ],
+    ids=["basicConfig", "root-handler-at-warning"],
+)
+def test_t253_a_host_logging_at_warning_hears_every_denial_and_no_grant(
+    tmp_path: Path, setup: str, prefix: str
+) -> None:
+    completed = run_host(tmp_path, setup)
+    assert completed.stdout == ""
+    lines = completed.stderr.splitlines()
+    assert [line.split()[0] for line in lines] == [f"{prefix}load_denied"] * 2
+    assert "skill=other" in lines[0]
 
 
 def test_t56_a_host_that_configured_structlog_gets_every_event(tmp_path: Path) -> None:
@@ -827,7 +842,9 @@ def test_t56_a_host_that_uses_stdlib_logging_gets_every_event(tmp_path: Path) ->
     assert completed.stdout == ""
     lines = completed.stderr.splitlines()
     assert len(lines) == 4
-    assert all(line.startswith("skillguard.audit INFO ") for line in lines)
+    # Grants at INFO, denials at WARNING (T253).
+    assert [line.split()[1] for line in lines] == ["INFO", "INFO", "WARNING", "WARNING"]
+    assert all(line.startswith("skillguard.audit ") for line in lines)
     assert lines[1].startswith("skillguard.audit INFO load_granted agent=a skill=notes")
     assert "'decision': 'deny'" in lines[3]
 
@@ -1100,7 +1117,8 @@ def test_t191_anything_but_a_torn_last_line_stays_tampering(
     if len(lines) > 1:
         lines.append(TORN_BYTES)
     result = verify_records(lines)
-    assert (result.status, result.line) == (TAMPERED, line)
+    # A first line cut short holds no log_created record: not a log, and not torn.
+    assert (result.status, result.line) == (NOT_A_LOG if line == 1 else TAMPERED, line)
 
 
 def test_t191_the_writer_names_the_command_that_mends_a_torn_tail(tmp_path: Path) -> None:

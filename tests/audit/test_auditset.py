@@ -269,13 +269,16 @@ def test_t137_the_exit_status_is_the_worst_of_the_logs(
     keyed, plain = two_hosts(tmp_path, a=KEY_A)
     key = tmp_path / "b.key"
     key.write_bytes(KEY_B)
+    not_a_log = tmp_path / "not-a-log.jsonl"
+    not_a_log.write_bytes(b"{}\n")
     broken = tmp_path / "broken.jsonl"
-    broken.write_bytes(b"{}\n")
-    # needs key (3) < wrong key (4) < tampered (1).
+    broken.write_bytes(plain.read_bytes().replace(b"coder", b"CODER", 1))
+    # needs key (3) < wrong key (4) < not a log (6) < tampered (1).
     assert run(capsys, "audit", "verify", str(plain), str(keyed))[0] == 3
     files = ("audit", "verify", str(keyed), str(plain))
     assert run(capsys, *files, "--key-file", str(key), "--key-file", str(key))[0] == 1
-    assert run(capsys, "audit", "verify", str(keyed), str(broken))[0] == 1
+    assert run(capsys, "audit", "verify", str(keyed), str(not_a_log))[0] == 6
+    assert run(capsys, "audit", "verify", str(not_a_log), str(broken))[0] == 1
     code, out, _ = run(capsys, "audit", "verify", str(broken), str(keyed))
     assert code == 1
     assert out.splitlines()[1] == f"{keyed}: keyed: needs its key (--key-file)"
@@ -339,13 +342,16 @@ def test_t137_summarize_merges_counts_and_labels_denials(
     ]
     code, out, _ = run(capsys, "audit", "summarize", str(first), str(second))
     assert code == 0
-    assert out.startswith(f"== {first}: intact: 4 records\n3 records\n")
-    assert f"== {second}: intact: 5 records\n4 records\n" in out
+    counted = "records (every record but log_created)"
+    assert out.startswith(f"== {first}: intact: 4 records\ncounted: 3 {counted}\n")
+    assert f"== {second}: intact: 5 records\ncounted: 4 {counted}\n" in out
     # Each file gives its counts; its denials are listed once, merged, under the total.
     assert out.split("== total: ")[0].count("denials: ") == 2
     assert "denied " not in out.split("== total: ")[0]
     total_part = out.split("== total: ")[1]
-    assert total_part.startswith("intact: 2 of 2 logs intact, 9 records verified\n7 records\n")
+    assert total_part.startswith(
+        f"intact: 2 of 2 logs intact, 9 records verified\ncounted: 7 {counted}\n"
+    )
     assert "by agent: coder=4, planner=3\n" in total_part
     assert f"not in the set log={second}\n" in total_part
 
@@ -365,21 +371,31 @@ def test_t137_summarize_json_has_each_log_and_the_total(
     assert document["verified"] is False
     assert [log["file"] for log in document["logs"]] == list(files)
     assert [log["verified"] for log in document["logs"]] == [False, True, True]
-    assert [log["records"] for log in document["logs"]] == [2, 4, 4]
+    assert [log["summary"]["records"] for log in document["logs"]] == [2, 4, 4]
+    assert [log["records"] for log in document["logs"]] == [3, 5, 5]
     assert document["total"]["records"] == 10
-    assert document["problems"] == [
-        f"{first}: tampered: line 4: an empty line",
-        (
-            f"same log id {document['logs'][1]['log_id']} in {second}, {copy}: "
-            "one log copied or replayed"
-        ),
+    assert [(log["status"], log["line"]) for log in document["logs"]] == [
+        ("tampered", 4),
+        ("intact", None),
+        ("intact", None),
+    ]
+    assert document["logs"][0]["reason"] == "an empty line"
+    assert document["findings"] == [
+        {
+            "code": "same_log_id",
+            "log_id": document["logs"][1]["log_id"],
+            "files": [str(second), str(copy)],
+        }
     ]
     code, out, _ = run(capsys, "audit", "summarize", *files)
     assert code == 1
     total = out.split("== total: ")[1].splitlines()
     assert total[0] == "NOT VERIFIED: 2 of 3 logs intact, 10 records verified"
-    assert total[1] == document["problems"][1]
-    assert total[2] == "10 records"
+    assert total[1] == (
+        f"same log id {document['logs'][1]['log_id']} in {second}, {copy}: "
+        "one log copied or replayed"
+    )
+    assert total[2] == "counted: 10 records (every record but log_created)"
 
 
 def test_t137_summarize_filters_apply_to_every_log(
@@ -498,7 +514,7 @@ def test_t135_summarize_refuses_a_record_count_it_would_not_check(
     for files, given in (((first, second), counts), ((second,), counts[:2])):
         code, out, err = run(capsys, "audit", "summarize", *map(str, files), *given)
         assert (code, out) == (2, "")
-        assert "--expect-records is checked by verify and report, not summarize" in err
+        assert "audit summarize does not take --expect-records" in err
 
 
 class _Hostile(list[object]):

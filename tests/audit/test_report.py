@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillguard import SkillUsageError
+from skillguard._audit.record import canonical
 from skillguard._audit.report_data import _CATCH_ALL_LABELS, _KINDS
 from skillguard._audit.report_html import _LABEL_CHARS, _label
 from skillguard._cli.main import main
@@ -218,7 +219,12 @@ def test_t98_a_tampered_log_names_the_line_and_shows_only_what_came_before() -> 
     offset = sum(len(line) for line in lines[:5])
     assert f"Nothing after line 6 (byte {offset}) was read" in page.all_text
     assert "4 records shown" in page.all_text
-    assert "KEPT" not in page.all_text
+    # What the bad line claims is shown in its own block, marked unverified, and
+    # nowhere else: no table or count holds it.
+    claim = raw.split('<div id="unverified" data-line="6">', 1)[1].split("</div>", 1)[0]
+    assert "Line 6: NOT VERIFIED" in claim
+    assert "KEPT agent 1" in claim
+    assert "KEPT" not in raw.replace(claim, "")
     row_lines = {int(cell) for cell in re.findall(r'<td class="n">(\d+)</td><td class="t">', raw)}
     assert row_lines
     assert max(row_lines) < 6
@@ -263,7 +269,8 @@ def test_t98_what_is_not_a_log_shows_nothing(lines: list[bytes]) -> None:
     result, raw = render_audit_report(lines)
     page = Page(raw)
     assert not result.intact
-    assert page.state() == "tampered"
+    assert page.state() == "not-a-log"
+    assert "NOT AN AUDIT LOG" in page.all_text
     assert "Nothing is proven" in page.all_text
 
 
@@ -526,7 +533,7 @@ def test_filters_narrow_what_is_shown_but_not_what_is_checked() -> None:
     assert result.intact
     assert result.records == 121
     assert "10 records shown" in page.all_text
-    assert "filtered by agent plain agent 1, since 2026-01-01T00:00:30Z" in page.all_text
+    assert "filtered by agent plain agent 1, since 2026-01-01T00:00:30.000Z" in page.all_text
     assert "plain agent 0" not in page.all_text
 
 
@@ -807,3 +814,112 @@ def test_t144_a_run_of_inner_spaces_costs_linear_work(monkeypatch: pytest.Monkey
 
     assert grows_linearly(cost, 200)
     assert report._shown("  a  b  ") == "[U+0020][U+0020]a  b[U+0020][U+0020]"
+
+
+# -- the tables a reviewer needs: agent-file approvals, what was received (issue 21) ----
+
+AGENT_FILE = ".github/agents/reviewer.md"
+_AGENT_RECORDS: list[dict[str, object]] = [
+    {
+        "time": "2026-01-01T00:00:01.000Z",
+        "event": "agent_context_served",
+        "agent": "planner",
+        "skill": AGENT_FILE,
+        "source": "workspace",
+        "decision": "allow",
+        "approver": "alice",
+        "scope": "once",
+        "digest": "d" * 64,
+        "sha256": "e" * 64,
+    },
+    {
+        "time": "2026-01-01T00:00:02.000Z",
+        "event": "load_granted",
+        "agent": "coder",
+        "skill": "pdf-tools",
+        "source": "embedded",
+        "decision": "allow",
+        "sha256": "f" * 64,
+    },
+    {
+        "time": "2026-01-01T00:00:03.000Z",
+        "event": "agent_context_denied",
+        "agent": "coder",
+        "skill": AGENT_FILE,
+        "decision": "deny",
+        "code": "denied",
+        "approver": "bob",
+    },
+]
+
+
+def _section(raw: str, anchor: str) -> str:
+    """The HTML of one per-record table, from its heading to the next heading."""
+    return raw.split(f'<h2 id="{anchor}">', 1)[1].split("<h2", 1)[0]
+
+
+def test_approvals_list_workspace_agent_files_too() -> None:
+    result, raw = render_audit_report(forged_lines(_AGENT_RECORDS))
+    assert result.intact
+    approvals = _section(raw, "approvals")
+    assert approvals.startswith("Approvals (skills and agent files) (2)</h2>")
+    assert approvals.count(AGENT_FILE) == 2
+    assert "alice" in approvals
+    assert "bob" in approvals
+
+
+def test_received_lists_what_each_agent_was_served() -> None:
+    _, raw = render_audit_report(forged_lines(_AGENT_RECORDS))
+    received = _section(raw, "received")
+    assert received.startswith("Received: what each agent was served (2)</h2>")
+    rows = Page(received).tags
+    assert [tag for tag, _ in rows].count("tr") == 3  # the header and two rows
+    assert "agent_context_served" in received
+    assert "load_granted" in received
+    assert "d" * 64 in received  # the approved snapshot's digest
+    assert "f" * 64 in received  # the embedded skill's sha256
+    assert "agent_context_denied" not in received
+
+
+def test_a_tampered_log_titles_every_section_as_its_verified_part() -> None:
+    """A page never says "Denials (0) None" of a log whose bad line may be a flipped
+    denial: each section says it covers lines 1-N, and the bad line is shown apart."""
+    lines = forged_lines(_AGENT_RECORDS)
+    lines[3] = lines[3].replace(b'"decision":"deny"', b'"decision":"allow"')
+    result, raw = render_audit_report(lines)
+    assert (result.status, result.line) == ("tampered", 4)
+    page = Page(raw)
+    for heading in (
+        "Timeline of decisions per agent in lines 1-3",
+        "Counts in lines 1-3",
+        "Denials in lines 1-3 (0)",
+        "Approvals (skills and agent files) in lines 1-3 (1)",
+        "Received: what each agent was served in lines 1-3 (2)",
+        "Shadowing refusals in lines 1-3 (0)",
+    ):
+        assert heading in page.text, heading
+    assert "None in lines 1-3, the part of the log that verified." in page.all_text
+    assert "None." not in page.all_text
+    claim = raw.split('<div id="unverified" data-line="4">', 1)[1].split("</div>", 1)[0]
+    assert "Line 4: NOT VERIFIED" in claim
+    assert "<td>decision</td><td>allow</td>" in claim
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_t95_the_unverified_line_is_escaped(payload: str) -> None:
+    lines = forged_lines(swarm_records(4))
+    lines[3] = canonical({"event": payload, "agent": payload, "seq": 4}) + b"\n"
+    result, raw = render_audit_report(lines)
+    assert result.line == 4
+    claim = raw.split('<div id="unverified" data-line="4">', 1)[1].split("</div>", 1)[0]
+    assert "<script" not in claim
+    assert "<img" not in claim
+    assert "<svg" not in claim
+    assert "\u202e" not in claim
+    assert "\x1b" not in claim
+    garbage = forged_lines(swarm_records(4))
+    garbage[3] = payload.encode("utf-8", "backslashreplace") + b"\n"
+    _, raw = render_audit_report(garbage)
+    claim = raw.split('<div id="unverified" data-line="4">', 1)[1].split("</div>", 1)[0]
+    assert "<script" not in claim
+    assert "<img" not in claim

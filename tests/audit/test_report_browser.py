@@ -20,7 +20,7 @@ import pytest
 from skillguard.audit import render_audit_report
 from tests.audit_logs import HOSTILE, forged_lines, swarm_records
 
-from .test_report import Page
+from .test_report import _AGENT_RECORDS, AGENT_FILE, Page
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -162,7 +162,7 @@ def test_t96_the_page_reads_with_scripts_disabled(tmp_path: Path) -> None:
     without_script = page[:start] + page[end:]
     shown, _ = dom(tmp_path, without_script)
     assert shown.state() == "tampered"
-    assert "Denials (" in shown.all_text
+    assert "Denials in lines 1-4 (" in shown.all_text
     assert "Approvals (" in shown.all_text
     assert _filter_box(shown)["hidden"] is not None
     assert len(screenshot(tmp_path, without_script)) > 20_000
@@ -170,3 +170,28 @@ def test_t96_the_page_reads_with_scripts_disabled(tmp_path: Path) -> None:
 
 def test_the_page_renders_to_a_screenshot(tmp_path: Path) -> None:
     assert len(screenshot(tmp_path, _page(swarm_records(40)))) > 20_000
+
+
+def test_the_new_tables_and_the_unverified_line_in_a_browser(tmp_path: Path) -> None:
+    """Agent-file approvals, what each agent received, and a tampered log's sections
+    titled as its verified part, with the bad line's claim escaped and marked."""
+    payload = HOSTILE[0]
+    lines = forged_lines([*_AGENT_RECORDS, {"event": "load_denied", "agent": payload}])
+    lines[4] = (
+        lines[4]
+        .replace(b'"decision":"deny"', b'"decision":"allow"')
+        .replace(b"load_denied", payload.encode().replace(b'"', b'\\"'))
+    )
+    page, log = dom(tmp_path, render_audit_report(lines)[1])
+    assert page.state() == "tampered"
+    text = page.all_text
+    assert "Approvals (skills and agent files) in lines 1-4 (2)" in text
+    assert "Received: what each agent was served in lines 1-4 (2)" in text
+    assert "Denials in lines 1-4 (1)" in text
+    assert AGENT_FILE in text
+    assert "Line 5: NOT VERIFIED" in text
+    assert payload in text  # shown as text: the script in it did not run
+    titles = [t for t in page.text if t.startswith("skillguard audit report")]
+    assert titles
+    assert [tag for tag, _ in page.tags].count("script") == 1
+    assert "Content Security Policy" not in log

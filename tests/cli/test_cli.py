@@ -801,7 +801,7 @@ def test_t52_audit_verify_refuses_what_is_not_a_regular_file(
         assert err == "skillguard: the audit log cannot be read (a regular file is needed)\n"
     # A /proc file says it is 0 bytes long: nothing beyond that is read.
     code, out, _ = run(capsys, "audit", "verify", "/proc/self/pagemap")
-    assert (code, out) == (1, "tampered: line 1: not an audit log: empty\n")
+    assert (code, out) == (6, "not an audit log: not an audit log: empty\n")
 
 
 def test_t52_a_huge_first_line_is_refused_at_once(
@@ -811,13 +811,13 @@ def test_t52_a_huge_first_line_is_refused_at_once(
     with sparse.open("wb") as file:
         file.truncate(8 << 30)  # 8 GiB of zeros, no blocks on disk
     code, out, _ = run(capsys, "audit", "verify", str(sparse))
-    assert (code, out) == (1, "tampered: line 1: a line over the size cap\n")
+    assert (code, out) == (6, "not an audit log: a line over the size cap\n")
     newlines = tmp_path / "newlines"
     newlines.write_bytes(b"\n" * (32 << 20))
     code, out, _ = run(capsys, "audit", "summarize", str(newlines))
-    assert (code, out) == (1, "")
+    assert (code, out) == (6, "")
     code, out, _ = run(capsys, "audit", "verify", str(newlines))
-    assert (code, out) == (1, "tampered: line 1: an empty line\n")
+    assert (code, out) == (6, "not an audit log: an empty line\n")
 
 
 def test_t52_a_line_over_the_cap_is_tampering(
@@ -882,7 +882,10 @@ def test_t53_a_keyed_log_needs_its_key_and_says_so(
     code, _, err = run(capsys, "audit", "summarize", log)
     assert (code, err) == (3, "skillguard: keyed: needs its key (--key-file)\n")
     code, out, _ = run(capsys, "audit", "summarize", log, "--key-file", str(tmp_path / "key"))
-    assert (code, out.splitlines()[0]) == (0, "2 records")
+    assert (code, out.splitlines()[:2]) == (
+        0,
+        ["intact: 3 records", "counted: 2 records (every record but log_created)"],
+    )
 
 
 def test_t54_audit_verify_checks_the_log_id(
@@ -906,12 +909,14 @@ def test_t55_a_tampered_log_is_summarized_only_as_not_verified(
     assert code == 1
     assert out.splitlines()[:2] == [
         "NOT VERIFIED: tampered: line 3: inserted, reordered or a record before it deleted",
-        "1 records",
+        "counted: 1 records (every record but log_created)",
     ]
     code, out, _ = run(capsys, "audit", "summarize", str(path), "--format", "json")
     document = json.loads(out)
-    assert (code, document["verified"], document["records"]) == (1, False, 1)
-    assert document["problem"].startswith("NOT VERIFIED: tampered: line 3")
+    (log,) = document["logs"]
+    assert (code, document["verified"], log["records"]) == (1, False, 2)
+    assert (log["status"], log["line"]) == ("tampered", 3)
+    assert log["summary"]["records"] == document["total"]["records"] == 1
 
 
 def test_t55_a_file_that_is_not_an_audit_log_is_an_error(
@@ -920,11 +925,11 @@ def test_t55_a_file_that_is_not_an_audit_log_is_an_error(
     path = tmp_path / "notes.txt"
     path.write_text("hello\n")
     code, out, err = run(capsys, "audit", "summarize", str(path))
-    assert (code, out) == (1, "")
-    assert err == "skillguard: tampered: line 1: not a valid record\n"
+    assert (code, out) == (6, "")
+    assert err == "skillguard: not an audit log: not a valid record\n"
     path.write_text("")
     code, out, err = run(capsys, "audit", "summarize", str(path))
-    assert (code, out, err) == (1, "", "skillguard: tampered: line 1: not an audit log: empty\n")
+    assert (code, out, err) == (6, "", "skillguard: not an audit log: not an audit log: empty\n")
 
 
 @pytest.mark.parametrize("since", ["yesterday", "2026-13-01", "", "2026-11-30T25:00"])
@@ -942,13 +947,16 @@ def test_t55_summarize_filters_by_time_and_agent(
 ) -> None:
     audit_log(tmp_path / "a.jsonl", 4)
     log = str(tmp_path / "a.jsonl")
-    assert run(capsys, "audit", "summarize", log, "--since", "2000-01-01")[1].startswith(
-        "4 records\n"
-    )
-    assert run(capsys, "audit", "summarize", log, "--since", "9999-01-01T00:00Z")[1].startswith(
-        "0 records\n"
-    )
-    assert run(capsys, "audit", "summarize", log, "--agent", "nobody")[1].startswith("0 records\n")
+    counted = "counted: {} records (every record but log_created; {})\n"
+    _, out, _ = run(capsys, "audit", "summarize", log, "--since", "2000-01-01")
+    assert out.splitlines(keepends=True)[:2] == [
+        "intact: 5 records\n",
+        counted.format(4, "--since 2000-01-01"),
+    ]
+    _, out, _ = run(capsys, "audit", "summarize", log, "--since", "9999-01-01T00:00Z")
+    assert out.splitlines(keepends=True)[1] == counted.format(0, "--since 9999-01-01T00:00Z")
+    _, out, _ = run(capsys, "audit", "summarize", log, "--agent", "nobody")
+    assert out.splitlines(keepends=True)[1] == counted.format(0, "--agent nobody")
 
 
 def test_t14_a_closed_pipe_ends_the_command_with_141(
@@ -1006,6 +1014,7 @@ def test_t190_summarize_lists_the_largest_names_and_what_it_left_out(
     assert skills.endswith("; and more than 960 other names: 1020 to 1060 records")
     code, out, _ = run(capsys, "audit", "summarize", str(path), "--format", "json")
     document = json.loads(out)
+    document = document["total"]
     assert len(document["by_skill"]) == 40
     assert document["tables"]["by_skill"]["exact"] is False
     assert document["tables"]["by_skill"]["records"] == 1100

@@ -142,7 +142,7 @@ def test_load_denies_by_default_and_writes_the_audit_log(
     assert "by decision: deny=1" in out
     assert "denied " in out
     code, out, _ = run(capsys, "audit", "summarize", setup["log"], "--format", "json")
-    assert json.loads(out)["by_event"] == {"approval_requested": 1, "approval_denied": 1}
+    assert json.loads(out)["total"]["by_event"] == {"approval_requested": 1, "approval_denied": 1}
 
 
 def test_audit_verify_reports_tampering(

@@ -50,6 +50,7 @@ NOT_ERROR_BUILDERS = {
     "_outcome": "an audit record's code (RECORD_CODE_POSITIONS)",
     "_rule": "_cli/ci.py: a SARIF rule for a code",
     "_failed": "_cli/agent_compose.py: a JSON result for an error already built",
+    "_set_document": "_cli/audit.py: a JSON document of an exit status already decided",
 }
 
 

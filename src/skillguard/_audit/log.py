@@ -24,9 +24,10 @@ Rules (threat-model.md T27, T54, T191, T192):
 from __future__ import annotations
 
 import hmac
+import os
 import secrets
+import socket
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from skillguard._audit.events import log_event
 from skillguard._audit.origin import current_origin
@@ -52,9 +53,6 @@ from skillguard._audit.repair import repair_log
 from skillguard._core.errors import SkillUsageError
 from skillguard._fs.paths import display_path, operator_path
 from skillguard._fs.write import AppendFile, FileLock
-
-if TYPE_CHECKING:
-    import os
 
 __all__ = ["AuditLog", "Auditor"]
 
@@ -201,6 +199,9 @@ class AuditLog:
             "time": _now(),
             "event": _HEADER_EVENT,
             "log_id": secrets.token_hex(16),
+            # Which host and process wrote the log: several logs are verified together.
+            "host": _clean(socket.gethostname()),
+            "pid": os.getpid(),
             "keyed": self._key is not None,
             "version": _version(),
         }

@@ -2,17 +2,19 @@
 
 Rules (threat-model.md T27, T50, T53, T192):
 
-* Fields are fixed and non-secret: UTC time, event, agent, skill, source, decision,
-  code, reason, path, size, sha256, approver, request id, digest, approval scope
-  (``once`` or ``pin``), execution id, parent agent (a sub-agent's handle), channel
-  (``out_of_band`` for a decision a host passed to ``load``), the front end and client a
-  decision was asked through (``_audit.origin``), skillguard version. Never a body.
-  Strings that came from untrusted input are escaped (no control characters, no bidi
-  overrides) and bounded (``_clean``).
+* Fields are fixed and non-secret: UTC time (with milliseconds), event, agent, skill,
+  source, decision, code, reason, path, size, sha256, approver, request id, digest,
+  approval scope (``once`` or ``pin``), execution id, parent agent (a sub-agent's handle),
+  channel (``out_of_band`` for a decision a host passed to ``load``), the front end and
+  client a decision was asked through (``_audit.origin``), skillguard version. Never a
+  body. Strings that came from untrusted input are escaped (no control characters, no
+  bidi overrides) and bounded (``_clean``).
 * A log's records are chained (``chain``): each has ``seq``, ``prev_hash`` and ``hash``
   (SHA-256, or HMAC-SHA-256 with a key, over the canonical JSON of the record without
   ``hash``). Its first record (``log_created``) names the log: a random ``log_id``, the
-  creation time, whether it is keyed and, if so, a key id that is not the key. An empty
+  creation time, the host name and process id of its writer, whether it is keyed and, if
+  so, a key id that is not the key (logs written before the host and pid lack them and
+  still verify: no verifier requires a header field beyond ``log_id`` and ``keyed``). An empty
   key is refused: it would give a log that only looks keyed.
 * A record is read back through one strict reader with caps (``MAX_RECORD_BYTES``, a
   nesting depth): over a cap, a duplicate key, ``NaN``, a number too large to be
@@ -44,6 +46,7 @@ __all__ = [
     "AuditError",
     "canonical",
     "chain",
+    "time_key",
 ]
 
 AUDIT_FIELDS = (
@@ -167,7 +170,20 @@ def _load_json(text: str, *, max_chars: int, max_depth: int) -> object:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """The UTC time with milliseconds, ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (logs written before
+    milliseconds have ``YYYY-MM-DDTHH:MM:SSZ``; ``time_key`` orders both)."""
+    now = time.time_ns() // 1_000_000
+    seconds, millis = divmod(now, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+def time_key(value: object) -> str:
+    """A record's ``time`` in a form that orders by time as a string: a time in whole
+    seconds (``...:SSZ``, as logs written before milliseconds have) gains ``.000``."""
+    text = str(value)
+    if len(text) == 20 and text.endswith("Z") and text[10:11] == "T":
+        return text[:19] + ".000Z"
+    return text
 
 
 def _version() -> str:

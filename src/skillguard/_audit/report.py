@@ -21,13 +21,17 @@ Rules (threat-model.md T95-T99, T116):
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html
-from typing import TYPE_CHECKING
+from collections import deque
+from typing import TYPE_CHECKING, Final
 
+from skillguard._audit.record import _MAX_RECORD_DEPTH, MAX_RECORD_BYTES, _load_json
 from skillguard._audit.report_data import (
     _APPROVAL_COLUMNS,
     _DENIAL_COLUMNS,
+    _RECEIVED_COLUMNS,
     _SELECTION_COLUMNS,
     _SHADOWING_COLUMNS,
     MAX_LANES,
@@ -41,13 +45,25 @@ from skillguard._audit.report_html import (
     _timeline_svg,
 )
 from skillguard._audit.summary import parse_since
-from skillguard._audit.verify import INTACT, NEEDS_KEY, TORN, WRONG_KEY, Verification, _checker
+from skillguard._audit.verify import (
+    INTACT,
+    NEEDS_KEY,
+    NOT_A_LOG,
+    TAMPERED,
+    TORN,
+    WRONG_KEY,
+    Verification,
+    _checker,
+)
 from skillguard._core.errors import SkillUsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
 __all__ = ["render_audit_report"]
+
+# The fields of the unverified bad line shown (a record has 20 at most).
+_MAX_CLAIM_FIELDS: Final = 40
 
 
 _STYLE = """
@@ -183,6 +199,14 @@ def _banner(result: Verification, expected_log_id: str | None) -> str:
         if result.line == result.records and result.offset is not None
         else ""
     )
+    if result.status == NOT_A_LOG:
+        return (
+            '<section class="banner tampered" id="verdict" data-state="not-a-log">'
+            f'<p class="verdict">&#10006; NOT AN AUDIT LOG: {_cell(result.reason)}</p>'
+            "<p>Its first line is no <code>log_created</code> record: a file that is not "
+            f"a skillguard audit log, or one whose first line was replaced. {proven}</p>"
+            f"{after}{facts}</section>"
+        )
     return (
         '<section class="banner tampered" id="verdict" data-state="tampered">'
         f'<p class="verdict">&#10006; TAMPERED at line {line}: {_cell(result.reason)}</p>'
@@ -190,7 +214,37 @@ def _banner(result: Verification, expected_log_id: str | None) -> str:
     )
 
 
-def _page(result: Verification, collected: _Collector, expected_log_id: str | None) -> str:
+def _claim(line: int, raw: object) -> str:
+    """What the first bad line says, escaped and marked as unverified: a reviewer sees
+    what it claims (a flipped denial?) and that nothing vouches for it."""
+    record: object = None
+    text = raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)
+    text = text.removesuffix("\n")
+    with contextlib.suppress(ValueError):
+        record = _load_json(text, max_chars=MAX_RECORD_BYTES, max_depth=_MAX_RECORD_DEPTH)
+    if isinstance(record, dict) and record:
+        rows = "".join(
+            f"<tr><td>{_cell(name)}</td><td>{_cell(value)}</td></tr>"
+            for name, value in list(record.items())[:_MAX_CLAIM_FIELDS]
+        )
+        shown = f'<table class="records unverified"><tbody>{rows}</tbody></table>'
+    else:
+        shown = f'<pre class="unverified">{_cell(text)}</pre>'
+    return (
+        f'<div id="unverified" data-line="{line}"><h2>Line {line}: NOT VERIFIED</h2>'
+        '<p class="note">What the first bad line claims, as written and escaped. It did '
+        "not verify: it may be an edit, a forgery or a record whose fields were changed "
+        f"(a denial turned into a grant). Nothing in it is counted above or below.</p>"
+        f"{shown}</div>"
+    )
+
+
+def _page(
+    result: Verification,
+    collected: _Collector,
+    expected_log_id: str | None,
+    bad_line: object = None,
+) -> str:
     from skillguard._core.version import __version__  # noqa: PLC0415 - the package imports this module
 
     filters = [
@@ -216,6 +270,11 @@ def _page(result: Verification, collected: _Collector, expected_log_id: str | No
         "<h1>skillguard audit report</h1>",
         _banner(result, expected_log_id),
     ]
+    # A log that stopped verifying: every section covers lines 1-N only, and says so.
+    verified = None if result.intact else max(0, (result.line or 1) - 1)
+    scope = "" if verified is None else f" in lines 1-{verified}"
+    if shown_body and bad_line is not None and result.line is not None:
+        parts.append(_claim(result.line, bad_line))
     if shown_body:
         # The times are the log's words inside the page's sentence: set apart as code,
         # so that a forged time cannot read as the page's own (T116).
@@ -230,7 +289,7 @@ def _page(result: Verification, collected: _Collector, expected_log_id: str | No
             f"{'; filtered by ' + ', '.join(filters) if filters else ''}. "
             "Times are those the writer's clock gave.</p>"
         )
-        parts.append('<h2 id="timeline">Timeline of decisions per agent</h2>')
+        parts.append(f'<h2 id="timeline">Timeline of decisions per agent{scope}</h2>')
         parts.append(
             '<p class="note">Left to right in log order; each mark is one or more records '
             "(a larger mark, more of them). Hover a mark for its count and times. Each "
@@ -240,7 +299,7 @@ def _page(result: Verification, collected: _Collector, expected_log_id: str | No
         )
         parts.append(_legend())
         parts.append(_timeline_svg(collected.timeline))
-        parts.append('<h2 id="counts">Counts</h2><div class="counts">')
+        parts.append(f'<h2 id="counts">Counts{scope}</h2><div class="counts">')
         parts.extend(
             _counts_table(title, counts)
             for title, counts in (
@@ -253,19 +312,18 @@ def _page(result: Verification, collected: _Collector, expected_log_id: str | No
         parts.append("</div>")
         parts.append('<input id="filter" type="search" placeholder="Filter the rows" hidden>')
         tables = collected.tables
-        parts.append(_records_table("Denials", "denials", tables["denials"], _DENIAL_COLUMNS))
-        parts.append(
-            _records_table("Approvals", "approvals", tables["approvals"], _APPROVAL_COLUMNS)
-        )
-        parts.append(
-            _records_table(
-                "Shadowing refusals", "shadowing", tables["shadowing"], _SHADOWING_COLUMNS
-            )
-        )
+        shown_tables = [
+            ("Denials", "denials", _DENIAL_COLUMNS),
+            ("Approvals (skills and agent files)", "approvals", _APPROVAL_COLUMNS),
+            ("Received: what each agent was served", "received", _RECEIVED_COLUMNS),
+            ("Shadowing refusals", "shadowing", _SHADOWING_COLUMNS),
+        ]
         if tables["selections"].total:
-            parts.append(
-                _records_table("Selections", "selections", tables["selections"], _SELECTION_COLUMNS)
-            )
+            shown_tables.append(("Selections", "selections", _SELECTION_COLUMNS))
+        parts.extend(
+            _records_table(title, anchor, tables[anchor], columns, verified)
+            for title, anchor, columns in shown_tables
+        )
     parts.append(
         f'<p class="note">Written by skillguard {html.escape(__version__)}. Every value '
         "from the log is escaped; hidden characters are shown as [U+XXXX]. This page loads "
@@ -314,7 +372,19 @@ def render_audit_report(
     # Nothing after the first bad line is read, as ``audit verify`` reads nothing after
     # it: counting the rest a line at a time made a log of newlines cost seconds per
     # megabyte to report on (T190).
+    # The last two lines pulled (one is read ahead): the first bad one is among them.
+    pulled: deque[tuple[int, object]] = deque(maxlen=2)
+
+    def remembered() -> Iterator[object]:
+        for number, raw in enumerate(lines, start=1):
+            pulled.append((number, raw))
+            yield raw
+
     result = (
-        checker.run(lines, lambda record: collected.add(checker.count, record)) or checker.finish()
+        checker.run(remembered(), lambda record: collected.add(checker.count, record))
+        or checker.finish()
     )
-    return result, _page(result, collected, expected_log_id)
+    bad_line = None
+    if result.status == TAMPERED:
+        bad_line = next((raw for number, raw in pulled if number == result.line), None)
+    return result, _page(result, collected, expected_log_id, bad_line)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from skillguard._audit.counts import TopCounts
+from skillguard._audit.record import time_key
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -80,6 +81,9 @@ _APPROVAL_COLUMNS = (
 )
 _SHADOWING_COLUMNS = ("line", "time", "agent", "skill", "source", "path", "code", "reason")
 _SELECTION_COLUMNS = ("line", "time", "agent", "skill", "event", "decision", "code", "reason")
+# What each agent was served: a skill or an agent file, which bytes, from where.
+_RECEIVED_COLUMNS = ("line", "time", "agent", "skill", "event", "source", "digest", "sha256")
+_RECEIVED_EVENTS = frozenset({"load_granted", "agent_context_served", "skill_selected"})
 
 
 def _table_of(record: Mapping[str, object]) -> tuple[str, ...]:
@@ -88,13 +92,24 @@ def _table_of(record: Mapping[str, object]) -> tuple[str, ...]:
     tables: list[str] = []
     if record.get("decision") == "deny":
         tables.append("denials")
-    if event in {"approval_granted", "approval_denied"}:
+    if event in {"approval_granted", "approval_denied"} or _agent_file_approval(record):
         tables.append("approvals")
+    if event in _RECEIVED_EVENTS:
+        tables.append("received")
     if event == "shadowing_refused":
         tables.append("shadowing")
     if "select" in event:
         tables.append("selections")
     return tuple(tables)
+
+
+def _agent_file_approval(record: Mapping[str, object]) -> bool:
+    """A workspace agent file (a system prompt from a cloned repository) approved and
+    served, or refused by its approver: the agent line's approvals."""
+    event = record.get("event")
+    if event == "agent_context_served":
+        return record.get("source") == "workspace"
+    return event == "agent_context_denied" and record.get("approver") is not None
 
 
 def _kind(record: Mapping[str, object]) -> str | None:
@@ -201,7 +216,8 @@ class _Collector:
         self.by_agent = _Counts()
         self.by_skill = _Counts()
         self.tables = {
-            name: _Rows() for name in ("denials", "approvals", "shadowing", "selections")
+            name: _Rows()
+            for name in ("denials", "approvals", "received", "shadowing", "selections")
         }
         self.timeline = _Timeline()
 
@@ -210,9 +226,9 @@ class _Collector:
         time = str(record.get("time", ""))[: MAX_CELL_CHARS + 1]
         if self.agent is not None and record.get("agent") != self.agent:
             return
-        if self.since is not None and time < self.since:
+        if self.since is not None and time_key(time) < self.since:
             return
-        if self.until is not None and time >= self.until:
+        if self.until is not None and time_key(time) >= self.until:
             return
         self.total += 1
         if self.first_time is None:
@@ -232,7 +248,7 @@ class _Collector:
 def _bounded(record: Mapping[str, object]) -> dict[str, object]:
     """The fields a table may show, each cut to ``MAX_CELL_CHARS`` before it is kept."""
     kept: dict[str, object] = {}
-    for column in _APPROVAL_COLUMNS + _SHADOWING_COLUMNS + _SELECTION_COLUMNS:
+    for column in _APPROVAL_COLUMNS + _SHADOWING_COLUMNS + _SELECTION_COLUMNS + _RECEIVED_COLUMNS:
         value = record.get(column)
         if value is not None and column not in kept:
             kept[column] = value if isinstance(value, int) else str(value)[: MAX_CELL_CHARS + 1]

@@ -249,9 +249,19 @@ _COLUMN_CLASS = {
 }
 
 
-def _records_table(title: str, anchor: str, rows: _Rows, columns: tuple[str, ...]) -> str:
-    head = f'<h2 id="{anchor}">{title} ({rows.total})</h2>'
+def _records_table(
+    title: str, anchor: str, rows: _Rows, columns: tuple[str, ...], verified: int | None = None
+) -> str:
+    """One per-record table; *verified*: the log stopped verifying after that many
+    lines, and the table covers them only (its title says so, and so does "none")."""
+    scope = "" if verified is None else f" in lines 1-{verified}"
+    head = f'<h2 id="{anchor}">{title}{scope} ({rows.total})</h2>'
     if not rows.total:
+        if verified is not None:
+            return head + (
+                f'<p class="note">None in lines 1-{verified}, the part of the log that '
+                "verified. Nothing after it is verified.</p>"
+            )
         return head + '<p class="note">None.</p>'
     left_out = rows.total - len(rows.rows)
     note = (

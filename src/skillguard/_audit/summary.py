@@ -28,6 +28,7 @@ from skillguard._audit.record import (
     MAX_RECORD_BYTES,
     _clean,
     _load_json,
+    time_key,
 )
 from skillguard._audit.verify import _checker
 from skillguard._core.errors import SkillUsageError
@@ -92,16 +93,19 @@ def _read_iso_time(text: str) -> dt.datetime:
         int(second or 0),
         tzinfo=zone,
     ).astimezone(dt.timezone.utc)
-    if fraction is not None and fraction.strip("0"):
-        # Records have whole seconds: the next one is the first after.
-        moment += dt.timedelta(seconds=1)
+    if fraction is not None:
+        # Records have milliseconds: a finer fraction rounds up to the next one.
+        millis, rest = int(fraction[:3].ljust(3, "0")), fraction[3:].strip("0")
+        moment += dt.timedelta(milliseconds=millis + (1 if rest else 0))
     return moment
 
 
 def parse_since(since: object) -> str:
     """*since* (ISO 8601: a date, or a date and time, with ``Z``, an offset or neither;
-    naive is UTC) in the records' own form, ``YYYY-MM-DDTHH:MM:SSZ``, a fraction of a
-    second rounded up. Raises ``SkillUsageError`` otherwise."""
+    naive is UTC) in the records' own form, ``YYYY-MM-DDTHH:MM:SS.mmmZ``, a fraction of a
+    millisecond rounded up. Raises ``SkillUsageError`` otherwise. Compare it with a
+    record's ``time`` through ``time_key`` (a log written before milliseconds has whole
+    seconds)."""
     if not isinstance(since, str):
         raise SkillUsageError("bad_argument", "since must be a str (an ISO 8601 time)")
     try:
@@ -111,7 +115,8 @@ def parse_since(since: object) -> str:
     # Not strftime: its %Y does not pad years before 1000 on every platform.
     return (
         f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
-        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+        f".{moment.microsecond // 1000:03d}Z"
     )
 
 
@@ -141,7 +146,7 @@ class _Summary:
     def add(self, record: Mapping[str, object]) -> None:
         if self.agent is not None and record.get("agent") != self.agent:
             return
-        if self.since is not None and str(record.get("time", "")) < self.since:
+        if self.since is not None and time_key(record.get("time", "")) < self.since:
             return
         self.total += 1
         tables = self.tables

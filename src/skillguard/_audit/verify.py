@@ -18,6 +18,10 @@ Rules (threat-model.md T27, T50, T51, T53, T54, T191):
   else, anywhere else, stays tampering; so do records missing before it, when the
   expected count says so (T211: the torn record was never counted, its writer never
   returned).
+* A file whose first line is no chained record at all (a YAML file, an empty file,
+  ``{}``) is ``not_a_log``, not "tampered" (T250): nothing in it was ever a chain. A first
+  line that is a chained record (``seq``, ``prev_hash``, ``hash``) but no valid
+  ``log_created`` record is tampering, as anywhere else.
 * ``_Checker`` is the one chain check, a line at a time: ``verify_records``, the
   summaries, the report, the log set and ``audit repair`` all stream through it.
 """
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INTACT",
     "NEEDS_KEY",
+    "NOT_A_LOG",
     "TAMPERED",
     "TORN",
     "WRONG_KEY",
@@ -69,6 +74,9 @@ NEEDS_KEY = "needs_key"
 WRONG_KEY = "wrong_key"
 # The last line is incomplete, after a verified chain: a write cut short (T191).
 TORN = "torn_tail"
+# The first line is no ``log_created`` record (T250): a file that is not an audit log
+# at all (a YAML file, an empty file), or one whose first line was replaced whole.
+NOT_A_LOG = "not_a_log"
 
 
 def _without_hash(line: str, claimed: str) -> bytes:
@@ -91,7 +99,9 @@ class Verification:
 
     ``status`` is ``"intact"``, ``"tampered"`` (``line`` is the first bad record, and
     ``reason`` says why), ``"torn_tail"`` (``line`` is the last line, incomplete: a write
-    cut short after the verified records before it), ``"needs_key"`` (a keyed log
+    cut short after the verified records before it), ``"not_a_log"`` (the first line is
+    no ``log_created`` record: a file that is not an audit log, or one whose first line
+    was replaced whole; ``line`` is 1), ``"needs_key"`` (a keyed log
     checked without a key) or ``"wrong_key"`` (a keyed log checked with another key).
     ``log_id`` and ``keyed`` come from the log's first record once it has been read;
     ``offset`` is the byte offset in the file where line ``line`` starts (each line
@@ -138,8 +148,14 @@ class _Checker:
         self.start = 0
         self.offset = 0
         self.ended = True
+        # Whether the first line is a chained record (``seq``, ``prev_hash``, ``hash``).
+        self.chained = False
 
     def stop(self, reason: str, status: str = TAMPERED) -> Verification:
+        if status == TAMPERED and self.count == 1 and self.log_id is None and not self.chained:
+            # Stopped at a first line that is no chained record at all: no chain to call
+            # tampered. A chained record first (a log_created moved or deleted) is.
+            status = NOT_A_LOG
         return Verification(
             intact=False,
             records=self.count,
@@ -215,6 +231,7 @@ class _Checker:
         if not isinstance(claimed, str) or not _HASH.fullmatch(claimed):
             return self.stop("not a valid record")
         if self.count == 1:
+            self.chained = "seq" in record and "prev_hash" in record
             stopped = self._header(record)
             if stopped is not None:
                 return stopped

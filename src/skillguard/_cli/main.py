@@ -145,6 +145,10 @@ def _command(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
         from skillguard._cli.serve_mcp import run_mcp  # noqa: PLC0415 - imported when it runs
 
         return run_mcp
+    if name == "audit":
+        from skillguard._cli.audit import run_audit  # noqa: PLC0415 - imported when it runs
+
+        return run_audit
     from skillguard._cli import commands  # noqa: PLC0415 - imported when it runs
 
     return {
@@ -152,5 +156,4 @@ def _command(name: str) -> Callable[[argparse.Namespace, TextIO, TextIO], int]:
         "catalog": commands.run_catalog,
         "load": commands.run_load,
         "trust": commands.run_trust,
-        "audit": commands.run_audit,
     }[name]

@@ -293,21 +293,22 @@ def _add_swarm_commands(commands: Any, *, agent_options: bool) -> None:  # noqa:
 
     audit = commands.add_parser(
         "audit",
-        help="verify, summarize or report on an audit log (an HTML page), or repair its"
-        " torn tail; verify and summarize take several logs, one per process or host",
+        help="verify, summarize or report on an audit log (an HTML page), repair its"
+        " torn tail, or export its verified records; verify, summarize and export take"
+        " several logs, one per process or host",
     )
     audit.add_argument(
         "action",
-        choices=("verify", "summarize", "report", "repair"),
-        help="verify the chain, summarize the log, write its HTML report, or move a torn"
-        " last line aside and record it",
+        choices=("verify", "summarize", "report", "repair", "export"),
+        help="verify the chain, summarize the log, write its HTML report, move a torn"
+        " last line aside and record it, or export the verified records",
     )
     audit.add_argument(
         "file",
         metavar="FILE",
         nargs="+",
         type=_path,
-        help="the audit log (verify, summarize: several, one per process or host)",
+        help="the audit log (verify, summarize, export: several, one per process or host)",
     )
     audit.add_argument(
         "--key-file",
@@ -332,13 +333,14 @@ def _add_swarm_commands(commands: Any, *, agent_options: bool) -> None:  # noqa:
     audit.add_argument("--agent", help="summarize, report: only this agent")
     audit.add_argument(
         "--since",
-        help="summarize, report: only records at or after this ISO 8601 time (UTC if naive)",
+        help="summarize, report, export: only records at or after this ISO 8601 time"
+        " (UTC if naive)",
     )
     audit.add_argument(
         "--format",
-        choices=("text", "json"),
-        default="text",
-        help="summarize: text (the default) or json",
+        choices=("text", "json", "jsonl", "ocsf"),
+        help="verify, summarize, export: text (the default) or json; export: jsonl (the"
+        " default) or ocsf",
     )
     _add_audit_report_options(audit)
 

@@ -23,6 +23,7 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any, cast
 
+from skillguard._audit.spans import traced
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.model import Skill
 from skillguard._skills.approval import (
@@ -225,6 +226,7 @@ class LoadingMixin:
             return self._load_decided(target, decision, by_user=True)
         return self._load_here(target, by_user=True, instead="auser_invoke()")
 
+    @traced("skillguard.load")
     def _load_decided(self, target: object, decision: object, *, by_user: bool) -> LoadedSkill:
         """A load whose approval came out of band: the host's *decision*, bound to the
         digest of the request issued for *target*, checked as an approver's answer is
@@ -254,6 +256,7 @@ class LoadingMixin:
         assert isinstance(issued, Issued)  # not an embedded skill's: checked above
         return self._decide(issued, decision, channel=OUT_OF_BAND)
 
+    @traced("skillguard.load")
     def _load_here(self, target: str | PreparedLoad, *, by_user: bool, instead: str) -> LoadedSkill:
         """``load`` and ``user_invoke``: the approver is asked in this thread. An async
         one cannot be awaited here: its awaitable is closed, and the load refused with
@@ -287,6 +290,7 @@ class LoadingMixin:
             return self._load_decided(target, decision, by_user=True)
         return await self._aload(target, timeout=timeout, by_user=True)
 
+    @traced("skillguard.load")
     async def _aload(
         self, target: str | PreparedLoad, *, timeout: float | None, by_user: bool
     ) -> LoadedSkill:
@@ -432,6 +436,7 @@ class LoadingMixin:
         except Exception:  # noqa: BLE001 - an approver that fails has not approved
             return NO_ANSWER
 
+    @traced("skillguard.approve", skill_arg=False)
     def _decide(
         self,
         issued: Issued,

@@ -17,6 +17,7 @@ import hashlib
 import secrets
 from typing import TYPE_CHECKING
 
+from skillguard._audit.spans import traced
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._fs.containment import SKILL_FILE
 from skillguard._skills.approval import ApprovalRequiredError, Decision
@@ -54,6 +55,7 @@ class SelectionMixin(LoadingMixin):
 
     __slots__ = ()
 
+    @traced("skillguard.select", skill_arg=False)
     def select(
         self,
         task: str,
@@ -77,6 +79,7 @@ class SelectionMixin(LoadingMixin):
         ranked, warnings, why = self._ranked(args[0], args[1])
         return self._compose(args, ranked, warnings, None, why)
 
+    @traced("skillguard.select", skill_arg=False)
     async def aselect(
         self,
         task: str,
