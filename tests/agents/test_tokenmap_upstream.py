@@ -147,7 +147,13 @@ def test_an_unknown_path_base_is_an_error() -> None:
 
 @pytest.mark.parametrize(
     "deferred",
-    [{"ralph": ["vim"]}, {"ralph": []}, {"ralph": "claude"}, {"Ralph": ["claude"]}, {"../x": ["pi"]}],
+    [
+        {"ralph": ["vim"]},
+        {"ralph": []},
+        {"ralph": "claude"},
+        {"Ralph": ["claude"]},
+        {"../x": ["pi"]},
+    ],
 )
 def test_a_bad_deferred_list_is_refused(deferred: Any) -> None:
     agents = upstream()["agents"]

@@ -198,6 +198,11 @@ def _digest_of(folder: InstallFolder, path: str) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def _listed_as(manifest: _Manifest | None, path: str, digest: str) -> bool:
+    entry = manifest.get(path) if manifest is not None else None
+    return entry is not None and entry.sha256 == digest
+
+
 def _open(dest: str, *, create: bool) -> InstallFolder | None:
     try:
         return InstallFolder(dest, create=create)
@@ -314,9 +319,8 @@ def _install(
             findings.append(refusal)
         elif (
             replace
-            and manifest is not None
-            and (entry := manifest.get(item.path))
-            and (entry.sha256 == item.sha256)
+            and _listed_as(manifest, item.path, item.sha256)
+            and _digest_of(folder, item.path) == item.sha256
         ):
             unchanged.append(item.path)
         else:

@@ -129,8 +129,21 @@ class InstallFolder:
                         raise
                     os.close(fd)
                     return None
+                except OSError as exc:
+                    if exc.errno in (errno.ENOTDIR, errno.ELOOP) and stat.S_ISLNK(
+                        os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+                    ):
+                        raise SkillContainmentError(
+                            "symlink",
+                            f"{safe_repr(part)} in the install folder is a symlink; "
+                            "it is not followed",
+                        ) from exc
+                    raise
                 os.close(fd)
                 fd = child
+        except SkillContainmentError:
+            os.close(fd)
+            raise
         except OSError as exc:
             os.close(fd)
             raise _classify(exc, f"the folder of {safe_repr('/'.join(parts))}") from exc

@@ -1,0 +1,475 @@
+"""``agent install`` / ``uninstall``: the plan, the manifest, all or nothing, and the
+attacks on the folder written into (threat-model.md T290-T296)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillguard import SkillContainmentError
+from skillguard._agents.install import MANIFEST_FILE, check_install, install_plan, uninstall
+from skillguard._agents.install_plan import InstallPlan, plan_install
+from skillguard._cli.main import main
+from skillguard._fs.install import InstallFolder
+from skillguard.agents import parse_token_map
+
+UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "agent-cortex"
+RAW_MAP = (UPSTREAM / "token-map.json").read_bytes()
+TOKENS = parse_token_map(RAW_MAP)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    """A copy of the upstream-shaped repository: agents/, agents-native/, token-map.json."""
+    repo = tmp_path / "repo"
+    shutil.copytree(UPSTREAM, repo)
+    return repo
+
+
+def plan_for(repo: Path, harness: str = "claude", **kwargs: Any) -> InstallPlan:
+    kwargs.setdefault("native_dir", repo / "agents-native")
+    return plan_install(
+        repo / "agents", harness, token_map=TOKENS, token_map_digest="m" * 64, **kwargs
+    )
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def codes(report: Any) -> list[str]:
+    return [f.code for f in report.findings if f.severity == "error"]
+
+
+# -- install, check, uninstall ----------------------------------------------------------
+
+
+def test_install_writes_every_file_and_a_manifest(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    plan = plan_for(source)
+    report = install_plan(plan, dest)
+    assert report.ok, report.findings
+    assert report.written == ("plan.md", "ralph.md")
+    files = tree(dest)
+    assert sorted(files) == [MANIFEST_FILE, "plan.md", "ralph.md"]
+    assert files["ralph.md"] == (source / "agents-native" / "ralph.md").read_bytes()
+    manifest = json.loads(files[MANIFEST_FILE])
+    assert manifest["harness"] == "claude"
+    assert manifest["source_digest"] == plan.source_digest
+    assert manifest["token_map_digest"] == "m" * 64
+    assert {(f["path"], f["sha256"]) for f in manifest["files"]} == {
+        (name, hashlib.sha256(files[name]).hexdigest()) for name in ("plan.md", "ralph.md")
+    }
+    # Again: nothing to write, nothing refused.
+    again = install_plan(plan_for(source), dest)
+    assert again.ok
+    assert again.written == ()
+    assert again.unchanged == ("plan.md", "ralph.md")
+    assert check_install(plan_for(source), dest).ok
+
+
+def test_check_reports_every_kind_of_drift(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    (dest / "plan.md").write_text("edited by hand")
+    (dest / "ralph.md").unlink()
+    (source / "agents" / "plan" / "agent.md").write_text("# plan\n\nChanged.\n")
+    report = check_install(plan_for(source), dest)
+    assert not report.ok
+    assert sorted(codes(report)) == ["edited", "missing_file", "source_changed", "stale"]
+    assert all(f.kind == "drift" for f in report.findings if f.severity == "error")
+    other = plan_install(source / "agents", "claude", token_map=TOKENS, token_map_digest="x")
+    assert "token_map_changed" in codes(check_install(other, dest))
+    assert codes(check_install(plan_for(source), tmp_path / "none")) == ["not_installed"]
+
+
+def test_uninstall_removes_exactly_what_was_installed(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "mine.md").write_text("the user's own agent")
+    assert install_plan(plan_for(source), dest).ok
+    report = uninstall(dest)
+    assert report.ok, report.findings
+    assert sorted(report.removed) == ["plan.md", "ralph.md"]
+    assert tree(dest) == {"mine.md": b"the user's own agent"}
+    assert codes(uninstall(dest)) == ["no_manifest"]
+
+
+def test_uninstall_refuses_a_file_changed_by_hand_and_removes_nothing(
+    source: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    (dest / "plan.md").write_text("edited by hand")
+    before = tree(dest)
+    report = uninstall(dest)
+    assert codes(report) == ["edited_since_install"]
+    assert report.removed == ()
+    assert tree(dest) == before
+
+
+def test_a_file_skillguard_did_not_write_is_never_overwritten(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "ralph.md").write_text("the user's ralph")
+    report = install_plan(plan_for(source), dest)
+    assert codes(report) == ["not_ours"]
+    assert "ralph.md" in report.findings[-1].message
+    # All or nothing: plan.md was not written either, and there is no manifest.
+    assert tree(dest) == {"ralph.md": b"the user's ralph"}
+    forced = install_plan(plan_for(source), dest, force={"ralph.md"})
+    assert forced.ok
+    assert (dest / "ralph.md").read_bytes() == (source / "agents-native" / "ralph.md").read_bytes()
+
+
+def test_an_edited_install_is_refused_until_forced(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    (dest / "plan.md").write_text("edited")
+    assert codes(install_plan(plan_for(source), dest)) == ["edited_since_install"]
+    assert (dest / "plan.md").read_text() == "edited"
+    assert install_plan(plan_for(source), dest, force=["plan.md"]).ok
+    assert check_install(plan_for(source), dest).ok
+
+
+def test_a_file_no_longer_planned_is_removed(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    shutil.rmtree(source / "agents" / "plan")
+    report = install_plan(plan_for(source), dest)
+    assert report.ok
+    assert report.removed == ("plan.md",)
+    assert sorted(tree(dest)) == [MANIFEST_FILE, "ralph.md"]
+
+
+def test_dry_run_writes_nothing(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    report = install_plan(plan_for(source), dest, dry_run=True)
+    assert report.ok
+    assert report.written == ("plan.md", "ralph.md")
+    assert not dest.exists()
+
+
+def test_a_manifest_for_another_harness_is_refused(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source, "pi"), dest).ok
+    assert codes(install_plan(plan_for(source, "claude"), dest)) == ["other_harness"]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        [{"path": "../outside.md", "sha256": "0" * 64, "kind": "agent"}],
+        [{"path": "/etc/passwd", "sha256": "0" * 64, "kind": "agent"}],
+        [{"path": ".hidden", "sha256": "0" * 64, "kind": "agent"}],
+        [{"path": "x.md", "sha256": "0", "kind": "agent"}],
+        [{"path": "x.md", "sha256": "0" * 64, "kind": "agent", "more": 1}],
+        "x.md",
+    ],
+)
+def test_t294_a_tampered_manifest_is_refused_and_nothing_is_removed(
+    source: Path, tmp_path: Path, files: Any
+) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    outside = tmp_path / "outside.md"
+    outside.write_text("not skillguard's")
+    manifest = json.loads((dest / MANIFEST_FILE).read_text())
+    manifest["files"] = files
+    (dest / MANIFEST_FILE).write_text(json.dumps(manifest))
+    before = tree(dest)
+    assert codes(uninstall(dest)) == ["manifest_invalid"]
+    assert codes(install_plan(plan_for(source), dest)) == ["manifest_invalid"]
+    assert tree(dest) == before
+    assert outside.read_text() == "not skillguard's"
+
+
+# -- native agents ------------------------------------------------------------------------
+
+
+def test_a_deferred_agent_without_its_native_file_is_a_finding(source: Path) -> None:
+    (source / "agents-native" / "ralph.md").unlink()
+    assert codes(plan_for(source)) == ["missing_native"]
+    assert codes(plan_for(source, native_dir=None)) == ["missing_native"]
+
+
+def test_a_native_file_nobody_defers_is_a_finding(source: Path) -> None:
+    (source / "agents-native" / "nexus.md").write_text(
+        "---\nname: nexus\ndescription: x\n---\nHi\n"
+    )
+    assert codes(plan_for(source)) == ["orphan_native"]
+    # Even for a harness that defers nothing.
+    assert codes(plan_for(source, "pi")) == ["orphan_native"]
+
+
+def test_a_native_file_that_names_another_agent_is_refused(source: Path) -> None:
+    native = source / "agents-native" / "ralph.md"
+    native.write_bytes(native.read_bytes().replace(b"name: ralph", b"name: plan", 1))
+    assert codes(plan_for(source)) == ["native_name_mismatch"]
+
+
+def test_a_native_file_that_is_no_agent_file_is_refused(source: Path) -> None:
+    (source / "agents-native" / "ralph.md").write_text("no frontmatter\n")
+    assert codes(plan_for(source)) != []
+    assert plan_for(source).items == () or not plan_for(source).ok
+
+
+def test_t291_a_symlinked_native_file_is_refused(source: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\nname: ralph\ndescription: x\n---\nsecret\n")
+    native = source / "agents-native" / "ralph.md"
+    native.unlink()
+    native.symlink_to(secret)
+    plan = plan_for(source)
+    assert not plan.ok
+    assert all(b"secret" not in item.data for item in plan.items)
+
+
+# -- the folder written into (T290-T293) ------------------------------------------------------
+
+
+def test_t290_a_symlinked_dest_is_refused(source: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    dest = tmp_path / "dest"
+    dest.symlink_to(real)
+    with pytest.raises(SkillContainmentError) as caught:
+        install_plan(plan_for(source), dest)
+    assert caught.value.code == "symlink"
+    assert list(real.iterdir()) == []
+
+
+def test_t291_a_symlink_planted_in_dest_is_never_followed(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    target = tmp_path / "bashrc"
+    target.write_text("the user's shell")
+    (dest / "plan.md").symlink_to(target)
+    report = install_plan(plan_for(source), dest, force={"plan.md"})
+    assert codes(report) == ["symlink"]
+    assert target.read_text() == "the user's shell"
+    assert (dest / "plan.md").is_symlink()
+    assert sorted(os.listdir(dest)) == ["plan.md"]
+
+
+def test_t291_a_symlinked_folder_in_dest_is_never_followed(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    (skills / "demo").mkdir(parents=True)
+    (skills / "demo" / "SKILL.md").write_text("---\nname: demo\ndescription: A demo.\n---\nHi\n")
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (dest / "skills").symlink_to(elsewhere)
+    plan = plan_install(agents, "pi", token_map=TOKENS, skills_dir=skills)
+    assert plan.ok
+    report = install_plan(plan, dest)
+    assert codes(report) == ["symlink"]
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_t292_a_file_planted_between_the_check_and_the_commit_is_kept(tmp_path: Path) -> None:
+    """The race: nothing was at b.md when it was judged, and a file is there at commit.
+    ``link`` refuses to replace it, and a.md, committed first, is undone."""
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with InstallFolder(str(dest), create=False) as folder:
+        staged = [
+            folder.stage("a.md", b"a", replace=False),
+            folder.stage("b.md", b"b", replace=False),
+        ]
+        (dest / "b.md").write_text("planted")
+        with pytest.raises(SkillContainmentError) as caught:
+            folder.commit(staged)
+    assert caught.value.code == "exists"
+    assert tree(dest) == {"b.md": b"planted"}
+
+
+def test_t292_a_failed_commit_restores_the_files_it_replaced(tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "a.md").write_text("old a")
+    with InstallFolder(str(dest), create=False) as folder:
+        staged = [
+            folder.stage("a.md", b"new a", replace=True),
+            folder.stage("b.md", b"b", replace=False),
+        ]
+        (dest / "b.md").write_text("planted")
+        with pytest.raises(SkillContainmentError):
+            folder.commit(staged)
+    assert tree(dest) == {"a.md": b"old a", "b.md": b"planted"}
+
+
+@pytest.mark.parametrize("name", ["Plan", "pl an", "plán", "-plan", "pla\u202en", "..."])
+def test_t293_a_hostile_agent_folder_name_writes_nothing(
+    source: Path, tmp_path: Path, name: str
+) -> None:
+    shutil.copytree(source / "agents" / "plan", source / "agents" / name)
+    plan = plan_for(source)
+    assert set(codes(plan)) & {"bad_agent_name", "hidden_character"}
+    dest = tmp_path / "dest"
+    assert not install_plan(plan, dest).ok
+    assert not dest.exists()
+
+
+@pytest.mark.parametrize("name", ["../../evil", "a/b", "evil\u202e", "Evil", ""])
+def test_t293_a_hostile_name_in_frontmatter_never_names_a_file(
+    source: Path, tmp_path: Path, name: str
+) -> None:
+    front = source / "agents" / "plan" / "claude" / "frontmatter.json"
+    document = json.loads(front.read_text())
+    document["name"] = name
+    front.write_text(json.dumps(document))
+    plan = plan_for(source)
+    assert not plan.ok
+    assert install_plan(plan, tmp_path / "dest").written == ()
+    assert not (tmp_path / "dest").exists()
+    assert not (tmp_path / "evil").exists()
+
+
+def test_two_agents_that_would_write_one_file_are_refused(source: Path) -> None:
+    shutil.copytree(source / "agents" / "plan", source / "agents" / "plan-two")
+    assert codes(plan_for(source)) == ["duplicate_output"]
+
+
+# -- skills with tokens (pi) ----------------------------------------------------------------
+
+
+def make_skill(root: Path, name: str, body: str, *, extra: dict[str, bytes] | None = None) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: Loads with tokens.\n---\n{body}"
+    )
+    for path, data in (extra or {}).items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(data)
+    return folder
+
+
+def test_skills_are_substituted_checked_and_installed(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    make_skill(
+        skills,
+        "plan",
+        "Use {{TOOL:view}} on {{PATH:skills/plan/SKILL.md}}.{{TOOL:wait_for_agents}}\n",
+        extra={"scripts/run.sh": b"echo {{TOOL:view}}\n"},
+    )
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    plan = plan_install(agents, "copilot", token_map=TOKENS, skills_dir=skills)
+    assert plan.ok, plan.findings
+    items = {item.path: item.data for item in plan.items}
+    root = b"~/.copilot/installed-plugins/_direct/agent-cortex"
+    assert items["skills/plan/SKILL.md"].endswith(
+        b"Use view on " + root + b"/skills/plan/SKILL.md.\n"
+    )
+    # Only SKILL.md is substituted; resources are copied byte for byte.
+    assert items["skills/plan/scripts/run.sh"] == b"echo {{TOOL:view}}\n"
+    assert [w.code for _, w in plan.warnings] == ["dropped_null_tool"]
+    dest = tmp_path / "dest"
+    assert install_plan(plan, dest).ok
+    assert (dest / "skills" / "plan" / "scripts" / "run.sh").exists()
+    report = uninstall(dest)
+    assert report.ok
+    assert sorted(os.listdir(dest)) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("{{SECTION:intro}}\n", "leftover_token"),
+        ("{{TOOL:nano}}\n", "unknown_tool"),
+        ("{{PATH:../etc}}\n", "path_not_relative"),
+        ("{{TOOL:view\n}}\n", "leftover_token"),
+    ],
+)
+def test_a_skill_whose_tokens_do_not_resolve_is_refused(
+    tmp_path: Path, body: str, code: str
+) -> None:
+    make_skill(tmp_path / "skills", "plan", body)
+    (tmp_path / "agents").mkdir()
+    plan = plan_install(tmp_path / "agents", "pi", token_map=TOKENS, skills_dir=tmp_path / "skills")
+    assert codes(plan) == [code]
+    assert not install_plan(plan, tmp_path / "dest").written
+
+
+def test_an_invalid_skill_is_refused_before_substitution(tmp_path: Path) -> None:
+    folder = tmp_path / "skills" / "plan"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: other\ndescription: x\n---\nHi\n")
+    (tmp_path / "agents").mkdir()
+    plan = plan_install(tmp_path / "agents", "pi", token_map=TOKENS, skills_dir=tmp_path / "skills")
+    assert not plan.ok
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_cli_install_check_uninstall(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "dest"
+    args = ["--harness", "claude", "--token-map", str(source / "token-map.json")]
+    assert main(["agent", "install", *args, "--dest", str(dest), str(source / "agents")]) == 0
+    out = capsys.readouterr().out
+    assert "wrote plan.md" in out
+    assert "wrote ralph.md" in out
+    check = ["agent", "install", "--check", *args, "--dest", str(dest), str(source / "agents")]
+    assert main(check) == 0
+    capsys.readouterr()
+    (dest / "plan.md").write_text("edited")
+    assert main([*check, "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [(f["code"], f["kind"]) for f in document["findings"] if f["severity"] == "error"] == [
+        ("edited", "drift")
+    ]
+    assert main(["agent", "uninstall", "--dest", str(dest), "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [f["code"] for f in document["findings"]] == ["edited_since_install"]
+    assert (dest / "plan.md").exists()
+    (dest / "plan.md").unlink()
+    assert main(["agent", "uninstall", "--dest", str(dest)]) == 0
+    assert "removed ralph.md" in capsys.readouterr().out
+    assert os.listdir(dest) == []
+
+
+def test_cli_dry_run_shows_the_default_dest(
+    source: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    argv = ["agent", "install", "--harness", "pi", "--dry-run", str(source / "agents")]
+    assert main([*argv, "--token-map", str(source / "token-map.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"-> {tmp_path / 'home' / '.pi' / 'agent' / 'agents'}" in out
+    assert "would write ralph.md" in out
+    assert not (tmp_path / "home").exists()
+
+
+def test_cli_a_refusal_says_nothing_was_written(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "plan.md").write_text("mine")
+    argv = ["agent", "install", "--harness", "claude", "--dest", str(dest)]
+    assert main([*argv, "--token-map", str(source / "token-map.json"), str(source / "agents")]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED plan.md: conflict/not_ours" in out
+    assert "nothing was written (all or nothing)" in out
+    assert os.listdir(dest) == ["plan.md"]
