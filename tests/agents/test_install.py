@@ -88,7 +88,15 @@ def test_check_reports_every_kind_of_drift(source: Path, tmp_path: Path) -> None
     assert not report.ok
     assert sorted(codes(report)) == ["edited", "missing_file", "source_changed", "stale"]
     assert all(f.kind == "drift" for f in report.findings if f.severity == "error")
-    other = plan_install(source / "agents", "claude", token_map=TOKENS, token_map_digest="x")
+    other = plan_for(source)
+    other = InstallPlan(
+        harness=other.harness,
+        items=other.items,
+        findings=other.findings,
+        warnings=other.warnings,
+        source_digest=other.source_digest,
+        token_map_digest=hashlib.sha256(b"another map").hexdigest(),
+    )
     assert "token_map_changed" in codes(check_install(other, dest))
     assert codes(check_install(plan_for(source), tmp_path / "none")) == ["not_installed"]
 

@@ -46,7 +46,7 @@ def test_the_upstream_token_map_reads() -> None:
     assert tokens.deferred_for("pi") == frozenset()
     # ${ENV_VAR} and ~ paths are kept verbatim: the harness expands them, not skillguard.
     assert tokens.paths["plugin_root"]["claude"] == "${CLAUDE_PLUGIN_ROOT}"
-    assert tokens.paths["plugin_root"]["pi"].startswith("~/.pi/")
+    assert str(tokens.paths["plugin_root"]["pi"]).startswith("~/.pi/")
     assert tokens.tools["read_agent"]["claude"] is None
     assert tokens.warnings == ()
 

@@ -53,7 +53,12 @@ def add_install_commands(actions: Any) -> None:  # noqa: ANN401 - argparse's pri
         description="Compose AGENTS_DIR for one harness and write the files into --dest, "
         "all or nothing, with a manifest of what was written.",
     )
-    install.add_argument("--harness", required=True, choices=sorted(HARNESS_DESTINATIONS))
+    install.add_argument(
+        "--harness",
+        required=True,
+        choices=sorted(HARNESS_DESTINATIONS),
+        help="the harness to compose for and install into",
+    )
     install.add_argument(
         "--dest",
         help="the folder to install into (default: the harness's user folder, "
