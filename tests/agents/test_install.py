@@ -113,7 +113,7 @@ def test_uninstall_removes_exactly_what_was_installed(source: Path, tmp_path: Pa
     assert codes(uninstall(dest)) == ["no_manifest"]
 
 
-def test_uninstall_refuses_a_file_changed_by_hand_and_removes_nothing(
+def test_t294_uninstall_refuses_a_file_changed_by_hand_and_removes_nothing(
     source: Path, tmp_path: Path
 ) -> None:
     dest = tmp_path / "dest"
@@ -126,7 +126,9 @@ def test_uninstall_refuses_a_file_changed_by_hand_and_removes_nothing(
     assert tree(dest) == before
 
 
-def test_a_file_skillguard_did_not_write_is_never_overwritten(source: Path, tmp_path: Path) -> None:
+def test_t294_a_file_skillguard_did_not_write_is_never_overwritten(
+    source: Path, tmp_path: Path
+) -> None:
     dest = tmp_path / "dest"
     dest.mkdir()
     (dest / "ralph.md").write_text("the user's ralph")
@@ -205,13 +207,13 @@ def test_t294_a_tampered_manifest_is_refused_and_nothing_is_removed(
 # -- native agents ------------------------------------------------------------------------
 
 
-def test_a_deferred_agent_without_its_native_file_is_a_finding(source: Path) -> None:
+def test_t295_a_deferred_agent_without_its_native_file_is_a_finding(source: Path) -> None:
     (source / "agents-native" / "ralph.md").unlink()
     assert codes(plan_for(source)) == ["missing_native"]
     assert codes(plan_for(source, native_dir=None)) == ["missing_native"]
 
 
-def test_a_native_file_nobody_defers_is_a_finding(source: Path) -> None:
+def test_t295_a_native_file_nobody_defers_is_a_finding(source: Path) -> None:
     (source / "agents-native" / "nexus.md").write_text(
         "---\nname: nexus\ndescription: x\n---\nHi\n"
     )
@@ -220,13 +222,13 @@ def test_a_native_file_nobody_defers_is_a_finding(source: Path) -> None:
     assert codes(plan_for(source, "pi")) == ["orphan_native"]
 
 
-def test_a_native_file_that_names_another_agent_is_refused(source: Path) -> None:
+def test_t295_a_native_file_that_names_another_agent_is_refused(source: Path) -> None:
     native = source / "agents-native" / "ralph.md"
     native.write_bytes(native.read_bytes().replace(b"name: ralph", b"name: plan", 1))
     assert codes(plan_for(source)) == ["native_name_mismatch"]
 
 
-def test_a_native_file_that_is_no_agent_file_is_refused(source: Path) -> None:
+def test_t295_a_native_file_that_is_no_agent_file_is_refused(source: Path) -> None:
     (source / "agents-native" / "ralph.md").write_text("no frontmatter\n")
     assert codes(plan_for(source)) != []
     assert plan_for(source).items == () or not plan_for(source).ok
@@ -347,7 +349,7 @@ def test_t293_a_hostile_name_in_frontmatter_never_names_a_file(
     assert not (tmp_path / "evil").exists()
 
 
-def test_two_agents_that_would_write_one_file_are_refused(source: Path) -> None:
+def test_t293_two_agents_that_would_write_one_file_are_refused(source: Path) -> None:
     shutil.copytree(source / "agents" / "plan", source / "agents" / "plan-two")
     assert codes(plan_for(source)) == ["duplicate_output"]
 
@@ -404,7 +406,7 @@ def test_skills_are_substituted_checked_and_installed(tmp_path: Path) -> None:
         ("{{TOOL:view\n}}\n", "leftover_token"),
     ],
 )
-def test_a_skill_whose_tokens_do_not_resolve_is_refused(
+def test_t296_a_skill_whose_tokens_do_not_resolve_is_refused(
     tmp_path: Path, body: str, code: str
 ) -> None:
     make_skill(tmp_path / "skills", "plan", body)
@@ -414,7 +416,7 @@ def test_a_skill_whose_tokens_do_not_resolve_is_refused(
     assert not install_plan(plan, tmp_path / "dest").written
 
 
-def test_an_invalid_skill_is_refused_before_substitution(tmp_path: Path) -> None:
+def test_t296_an_invalid_skill_is_refused_before_substitution(tmp_path: Path) -> None:
     folder = tmp_path / "skills" / "plan"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text("---\nname: other\ndescription: x\n---\nHi\n")
