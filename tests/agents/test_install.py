@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from skillguard import SkillContainmentError
+from skillguard import SkillContainmentError, SkillError, SkillUsageError
 from skillguard._agents.install import MANIFEST_FILE, check_install, install_plan, uninstall
 from skillguard._agents.install_plan import InstallPlan, plan_install
 from skillguard._cli.main import main
 from skillguard._fs.install import InstallFolder
 from skillguard.agents import parse_token_map
+from tests.fs.test_fs_write import file_size_limit
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "agent-cortex"
 RAW_MAP = (UPSTREAM / "token-map.json").read_bytes()
@@ -483,3 +484,180 @@ def test_cli_a_refusal_says_nothing_was_written(
     assert "FAILED plan.md: conflict/not_ours" in out
     assert "nothing was written (all or nothing)" in out
     assert os.listdir(dest) == ["plan.md"]
+
+
+# -- the folder's other failures --------------------------------------------------------------
+
+
+def test_t291_a_fifo_at_a_target_name_is_refused_and_never_opened(
+    source: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    os.mkfifo(dest / "plan.md")
+    report = install_plan(plan_for(source), dest, force={"plan.md"})
+    assert codes(report) == ["not_regular_file"]
+    assert sorted(os.listdir(dest)) == ["plan.md"]
+
+
+def test_t291_a_symlinked_manifest_is_refused(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    elsewhere = tmp_path / "manifest.json"
+    elsewhere.write_text("{}")
+    (dest / MANIFEST_FILE).symlink_to(elsewhere)
+    assert codes(install_plan(plan_for(source), dest)) == ["symlink"]
+    assert codes(uninstall(dest)) == ["symlink"]
+    assert codes(check_install(plan_for(source), dest)) == ["symlink"]
+    assert elsewhere.read_text() == "{}"
+
+
+def test_a_file_where_a_folder_goes_is_refused(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    make_skill(skills, "demo", "Hi\n")
+    (tmp_path / "agents").mkdir()
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "skills").write_text("a file")
+    plan = plan_install(tmp_path / "agents", "pi", token_map=TOKENS, skills_dir=skills)
+    report = install_plan(plan, dest)
+    assert codes(report) == ["not_a_directory"]
+    assert tree(dest) == {"skills": b"a file"}
+
+
+def test_a_dest_that_is_a_file_cannot_be_used(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.write_text("a file")
+    with pytest.raises(SkillError) as caught:
+        install_plan(plan_for(source), dest)
+    assert caught.value.code in ("not_a_directory", "unreadable")
+    with pytest.raises(SkillError):
+        uninstall(dest)
+
+
+def test_a_write_that_fails_while_staging_writes_nothing(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    plan = plan_for(source)
+    with file_size_limit(1024):
+        report = install_plan(plan, dest)
+    assert not report.ok
+    assert report.written == ()
+    assert report.findings[-1].message.endswith("nothing was written (the folder is as it was)")
+    assert os.listdir(dest) == []
+
+
+def test_install_makes_the_missing_parents_of_dest(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "home" / ".claude" / "agents"
+    assert install_plan(plan_for(source), dest).ok
+    assert sorted(os.listdir(dest)) == [MANIFEST_FILE, "plan.md", "ralph.md"]
+
+
+def test_uninstall_keeps_a_folder_holding_the_users_files(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    make_skill(skills, "demo", "Hi\n", extra={"scripts/run.sh": b"echo\n"})
+    (tmp_path / "agents").mkdir()
+    dest = tmp_path / "dest"
+    plan = plan_install(tmp_path / "agents", "pi", token_map=TOKENS, skills_dir=skills)
+    assert install_plan(plan, dest).ok
+    (dest / "skills" / "demo" / "notes.md").write_text("mine")
+    dry = uninstall(dest, dry_run=True)
+    assert dry.ok
+    assert sorted(dry.removed) == ["skills/demo/SKILL.md", "skills/demo/scripts/run.sh"]
+    assert (dest / "skills" / "demo" / "SKILL.md").exists()
+    report = uninstall(dest)
+    assert report.ok
+    assert [(f.subject, f.code) for f in report.findings] == [
+        ("skills/demo", "folder_kept"),
+        ("skills", "folder_kept"),
+    ]
+    assert tree(dest) == {"skills/demo/notes.md": b"mine"}
+
+
+def test_uninstall_notes_a_file_already_gone(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    (dest / "plan.md").unlink()
+    report = uninstall(dest)
+    assert report.ok
+    assert [(f.subject, f.code, f.severity) for f in report.findings] == [
+        ("plan.md", "missing_file", "note")
+    ]
+    assert os.listdir(dest) == []
+    assert codes(uninstall(tmp_path / "nowhere")) == ["missing"]
+
+
+def test_a_removed_file_already_gone_is_not_an_error(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    shutil.rmtree(source / "agents" / "plan")
+    (dest / "plan.md").unlink()
+    report = install_plan(plan_for(source), dest)
+    assert report.ok
+    assert sorted(os.listdir(dest)) == [MANIFEST_FILE, "ralph.md"]
+
+
+def test_an_installed_file_that_is_now_a_folder_is_reported(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    (dest / "plan.md").unlink()
+    (dest / "plan.md").mkdir()
+    assert codes(check_install(plan_for(source), dest)) == ["not_regular_file"]
+    assert codes(uninstall(dest)) == ["not_regular_file"]
+
+
+def test_bad_arguments_are_usage_errors(source: Path, tmp_path: Path) -> None:
+    with pytest.raises(SkillUsageError):
+        install_plan("plan", tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        check_install("plan", tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        plan_install(source / "agents", "claude", token_map=None)  # type: ignore[arg-type]
+    with pytest.raises(SkillUsageError):
+        plan_install(source / "agents", "Claude", token_map=TOKENS)
+    with pytest.raises(SkillUsageError):
+        plan_install(source / "agents", "gemini", token_map=TOKENS)
+
+
+def test_cli_check_refuses_dry_run_and_force(
+    source: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["agent", "install", "--harness", "pi", "--check", "--dry-run", str(source / "agents")]
+    assert main(argv) == 2
+    assert "--check writes nothing" in capsys.readouterr().err
+
+
+def test_cli_operator_mistakes_exit_2(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["agent", "install", "--harness", "pi", "--dest", str(tmp_path / "d")]
+    assert main([*base, "--token-map", str(tmp_path / "none.json"), str(source / "agents")]) == 2
+    (tmp_path / "bad.json").write_text('{"version": 9, "harnesses": ["pi"]}')
+    assert main([*base, "--token-map", str(tmp_path / "bad.json"), str(source / "agents")]) == 2
+    assert main([*base, str(tmp_path / "no-agents")]) == 2
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    argv = ["agent", "uninstall", "--dest", str(link)]
+    assert main(argv) == 2
+    capsys.readouterr()
+
+
+def test_cli_native_and_skills_options(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    skills = tmp_path / "skills"
+    make_skill(skills, "demo", "Use {{TOOL:view}}.\n")
+    elsewhere = tmp_path / "natives"
+    shutil.move(str(source / "agents-native"), elsewhere)
+    argv = ["agent", "install", "--harness", "claude", "--dest", str(tmp_path / "d")]
+    argv += ["--token-map", str(source / "token-map.json"), "--skills", str(skills)]
+    assert main([*argv, str(source / "agents")]) == 1
+    assert "missing_native" in capsys.readouterr().out
+    assert (
+        main([*argv, "--native", str(elsewhere), "--format", "json", str(source / "agents")]) == 0
+    )
+    document = json.loads(capsys.readouterr().out)
+    assert document["written"] == ["plan.md", "ralph.md", "skills/demo/SKILL.md"]
+    assert (tmp_path / "d" / "skills" / "demo" / "SKILL.md").read_text().endswith("Use Read.\n")
+    assert main(["agent", "uninstall", "--dest", str(tmp_path / "d"), "--dry-run"]) == 0
+    assert "would remove plan.md" in capsys.readouterr().out

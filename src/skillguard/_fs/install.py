@@ -40,7 +40,7 @@ import attrs
 from skillguard._core.errors import SkillContainmentError, safe_repr
 from skillguard._fs.errors import _classify
 from skillguard._fs.paths import split_name
-from skillguard._fs.write import CREATE_NEW, open_regular, replace_beneath
+from skillguard._fs.write import CREATE_NEW, open_regular
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -203,14 +203,6 @@ class InstallFolder:
             os.close(file)
         return b"".join(chunks)
 
-    def write_own(self, name: str, data: bytes) -> None:
-        """Replace the top-level file *name* that skillguard names itself (the install
-        manifest) atomically: never through a symlink (``replace_beneath``)."""
-        try:
-            replace_beneath(self._fd, name, data, mode=0o644)
-        except OSError as exc:
-            raise _classify(exc, safe_repr(name), doing="written") from exc
-
     def read_own(self, name: str, *, cap: int) -> bytes | None:
         """Like ``read``, for a top-level file skillguard names itself (the manifest)."""
         try:
@@ -227,15 +219,6 @@ class InstallFolder:
             return os.read(file, cap + 1)
         finally:
             os.close(file)
-
-    def remove_own(self, name: str) -> None:
-        """Remove the top-level file *name* that skillguard wrote (the manifest)."""
-        try:
-            os.unlink(name, dir_fd=self._fd)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise _classify(exc, safe_repr(name), doing="removed") from exc
 
     # -- staging and committing ----------------------------------------------------
 
@@ -355,16 +338,28 @@ class InstallFolder:
         self._close_created()
 
     def _finish(self, staged: list[Staged]) -> None:
-        for item in staged:
+        # Each folder is synced once, after its last name changed, so the new names
+        # survive a crash as well as the new bytes (each file was synced when staged).
+        synced: set[tuple[int, int]] = set()
+        for item in reversed(staged):
             with contextlib.suppress(OSError):
                 if item.backup is not None:
                     os.unlink(item.backup, dir_fd=item.dir_fd)
                 if item.temporary and not item.replace:
                     os.unlink(item.temporary, dir_fd=item.dir_fd)
-            with contextlib.suppress(OSError):
-                os.fsync(item.dir_fd)
+            info = os.fstat(item.dir_fd)
+            if (info.st_dev, info.st_ino) not in synced:
+                synced.add((info.st_dev, info.st_ino))
+                with contextlib.suppress(OSError):
+                    os.fsync(item.dir_fd)
             os.close(item.dir_fd)
             item.dir_fd = -1
+        for fd, _ in self._created:
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) not in synced:
+                synced.add((info.st_dev, info.st_ino))
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)
         self._close_created()
 
     def _close_created(self) -> None:
