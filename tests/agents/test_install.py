@@ -661,3 +661,62 @@ def test_cli_native_and_skills_options(
     assert (tmp_path / "d" / "skills" / "demo" / "SKILL.md").read_text().endswith("Use Read.\n")
     assert main(["agent", "uninstall", "--dest", str(tmp_path / "d"), "--dry-run"]) == 0
     assert "would remove plan.md" in capsys.readouterr().out
+
+
+def test_t296_a_skill_that_no_longer_checks_after_substitution_is_refused(
+    tmp_path: Path,
+) -> None:
+    # The description is at its limit before substitution, and over it after.
+    skills = tmp_path / "skills"
+    folder = skills / "plan"
+    folder.mkdir(parents=True)
+    description = "x" * (1024 - len("{{PATH:skills_dir}}")) + "{{PATH:skills_dir}}"
+    (folder / "SKILL.md").write_text(f"---\nname: plan\ndescription: {description}\n---\nHi\n")
+    (tmp_path / "agents").mkdir()
+    plan = plan_install(tmp_path / "agents", "pi", token_map=TOKENS, skills_dir=skills)
+    assert codes(plan) == ["skill_invalid_after_substitution"]
+
+
+def test_entries_that_are_not_skills_or_native_agents_are_reported(
+    source: Path, tmp_path: Path
+) -> None:
+    skills = tmp_path / "skills"
+    make_skill(skills, "demo", "Hi\n")
+    (skills / "README.md").write_text("not a skill")
+    (source / "agents-native" / "notes.txt").write_text("not an agent")
+    plan = plan_for(source, skills_dir=skills)
+    assert [(f.subject, f.code, f.severity) for f in plan.findings if f.code != "deferred"] == [
+        ("agents-native/notes.txt", "unexpected_native_entry", "error"),
+        ("README.md", "not_a_skill", "note"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"format": "other"},
+        {"files": {}},
+        {"folders": "skills"},
+        {"folders": ["../up"]},
+        {"harness": 1},
+        {"files": [{"path": "a.md", "sha256": "0" * 64, "kind": "script"}]},
+        {
+            "files": [
+                {"path": "a.md", "sha256": "0" * 64, "kind": "agent"},
+                {"path": "a.md", "sha256": "1" * 64, "kind": "agent"},
+            ]
+        },
+        {"files": [{"path": 7, "sha256": "0" * 64, "kind": "agent"}]},
+        {"files": [{"path": "a\u202e.md", "sha256": "0" * 64, "kind": "agent"}]},
+    ],
+)
+def test_t294_a_manifest_outside_its_schema_is_refused(
+    source: Path, tmp_path: Path, change: dict[str, Any]
+) -> None:
+    dest = tmp_path / "dest"
+    assert install_plan(plan_for(source), dest).ok
+    manifest = json.loads((dest / MANIFEST_FILE).read_text())
+    manifest.update(change)
+    (dest / MANIFEST_FILE).write_text(json.dumps(manifest))
+    assert codes(uninstall(dest)) == ["manifest_invalid"]
+    assert codes(check_install(plan_for(source), dest)) == ["manifest_invalid"]
