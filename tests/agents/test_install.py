@@ -720,3 +720,15 @@ def test_t294_a_manifest_outside_its_schema_is_refused(
     (dest / MANIFEST_FILE).write_text(json.dumps(manifest))
     assert codes(uninstall(dest)) == ["manifest_invalid"]
     assert codes(check_install(plan_for(source), dest)) == ["manifest_invalid"]
+
+
+def test_t291_a_symlinked_native_folder_beside_the_agents_is_refused(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "natives"
+    shutil.move(str(source / "agents-native"), elsewhere)
+    (source / "agents-native").symlink_to(elsewhere)
+    argv = ["agent", "install", "--harness", "claude", "--dest", str(tmp_path / "d")]
+    assert main([*argv, "--token-map", str(source / "token-map.json"), str(source / "agents")]) == 2
+    assert "symlink" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

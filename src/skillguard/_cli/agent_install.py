@@ -119,7 +119,8 @@ def _native_dir(args: argparse.Namespace) -> str | None:
     if args.native is not None:
         return operator_path(args.native, "--native")
     beside = os.path.join(os.path.dirname(os.path.abspath(args.agents_dir)), NATIVE_FOLDER)
-    return beside if os.path.isdir(beside) and not os.path.islink(beside) else None
+    # Whatever is there is used, so a symlink there is refused, never ignored.
+    return beside if os.path.lexists(beside) else None
 
 
 def default_dest(harness: str) -> str:
