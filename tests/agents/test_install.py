@@ -175,6 +175,7 @@ def test_a_manifest_for_another_harness_is_refused(source: Path, tmp_path: Path)
     dest = tmp_path / "dest"
     assert install_plan(plan_for(source, "pi"), dest).ok
     assert codes(install_plan(plan_for(source, "claude"), dest)) == ["other_harness"]
+    assert "other_harness" in codes(check_install(plan_for(source, "claude"), dest))
 
 
 @pytest.mark.parametrize(

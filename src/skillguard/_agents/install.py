@@ -405,6 +405,8 @@ def check_install(plan: InstallPlan, dest: str | os.PathLike[str]) -> InstallRep
         if manifest is None:
             drift(MANIFEST_FILE, "not_installed", "skillguard has installed nothing here")
             return attrs.evolve(report, findings=tuple(findings))
+        if manifest.harness != plan.harness:
+            drift(MANIFEST_FILE, "other_harness", f"{dest} holds an install for another harness")
         if manifest.source_digest != plan.source_digest:
             drift(MANIFEST_FILE, "source_changed", "a source file changed since the install")
         if manifest.token_map_digest != plan.token_map_digest:
