@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import stat
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -44,9 +43,10 @@ from skillguard._core.errors import (
     safe_repr,
 )
 from skillguard._fs.install import InstallFolder
-from skillguard._fs.paths import split_name
+from skillguard._fs.paths import operator_path, split_name
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Collection
 
     from skillguard._fs.install import Staged
@@ -198,6 +198,14 @@ def _digest_of(folder: InstallFolder, path: str) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def _names(force: object) -> frozenset[str]:
+    if isinstance(force, (str, bytes)) or not isinstance(force, (list, tuple, set, frozenset)):
+        raise SkillUsageError("bad_argument", "force must be a collection of names")
+    if not all(isinstance(name, str) for name in force):
+        raise SkillUsageError("bad_argument", "force must name files by str")
+    return frozenset(force)
+
+
 def _listed_as(manifest: _Manifest | None, path: str, digest: str) -> bool:
     entry = manifest.get(path) if manifest is not None else None
     return entry is not None and entry.sha256 == digest
@@ -273,7 +281,8 @@ def install_plan(
     """
     if not isinstance(plan, InstallPlan):
         raise SkillUsageError("bad_argument", "plan must be an InstallPlan")
-    dest = os.fspath(dest)
+    dest = operator_path(dest, "dest")
+    names = _names(force)
     report = attrs.evolve(
         InstallReport(action="install", dest=dest, harness=plan.harness, dry_run=dry_run),
         findings=plan.findings,
@@ -300,7 +309,7 @@ def install_plan(
                     ),
                 ),
             )
-        return _install(folder, plan, manifest, frozenset(force), report)
+        return _install(folder, plan, manifest, names, report)
 
 
 def _install(
@@ -385,7 +394,7 @@ def check_install(plan: InstallPlan, dest: str | os.PathLike[str]) -> InstallRep
     """
     if not isinstance(plan, InstallPlan):
         raise SkillUsageError("bad_argument", "plan must be an InstallPlan")
-    dest = os.fspath(dest)
+    dest = operator_path(dest, "dest")
     report = InstallReport(action="check", dest=dest, harness=plan.harness, findings=plan.findings)
     findings = list(plan.findings)
 
@@ -443,7 +452,7 @@ def uninstall(dest: str | os.PathLike[str], *, dry_run: bool = False) -> Install
     non-regular file at a listed name refuses the whole uninstall. A listed file
     already gone is a note. Folders the install made are removed when empty.
     """
-    dest = os.fspath(dest)
+    dest = operator_path(dest, "dest")
     folder = _open(dest, create=False)
     report = InstallReport(action="uninstall", dest=dest, harness="", dry_run=dry_run)
     if folder is None:

@@ -50,6 +50,7 @@ from skillguard._agents.tokenmap import SLUG, TokenMap
 from skillguard._core.errors import MalformedSkillError, SkillError, SkillUsageError, safe_repr
 from skillguard._core.limits import Limits
 from skillguard._fs.containment import SafeRoot
+from skillguard._fs.paths import operator_path
 from skillguard._skills.parse import check_skill
 from skillguard._skills.walk import list_resources
 
@@ -408,9 +409,16 @@ def plan_install(
         raise SkillUsageError(
             "unknown_harness", f"the token map does not list the harness {harness}"
         )
+    if not isinstance(token_map_digest, str):
+        raise SkillUsageError("bad_argument", "token_map_digest must be a str")
+    if limits is not None and not isinstance(limits, ComposeLimits):
+        raise SkillUsageError("bad_argument", "limits must be a ComposeLimits or None")
+    folder = operator_path(agents_dir, "agents_dir")
+    natives = None if native_dir is None else operator_path(native_dir, "native_dir")
+    skills = None if skills_dir is None else operator_path(skills_dir, "skills_dir")
     builder = _Builder(harness, token_map, limits or DEFAULT_COMPOSE_LIMITS)
-    builder.agents(os.fspath(agents_dir))
-    builder.natives(None if native_dir is None else os.fspath(native_dir))
-    if skills_dir is not None:
-        builder.skills(os.fspath(skills_dir))
+    builder.agents(folder)
+    builder.natives(natives)
+    if skills is not None:
+        builder.skills(skills)
     return builder.plan(token_map_digest)
