@@ -102,16 +102,23 @@ from skillguard.agents import (
     AgentTools,
     AgentValidation,
     ComposeLimits,
+    InstallFinding,
+    InstallPlan,
+    InstallReport,
     KnowledgeFile,
     ServedAgentContext,
     TokenMap,
     agent_error_code,
     agent_tools,
+    check_install,
     compose,
+    install_plan,
     load_agent_context,
     parse_agent,
     parse_token_map,
+    plan_install,
     read_core_knowledge,
+    uninstall,
     validate_agent_directory,
 )
 from skillguard.audit import (
@@ -321,6 +328,15 @@ AGENTS = Path(__file__).resolve().parent.parent / "examples" / "agents"
 
 def _token_map() -> TokenMap:
     return parse_token_map((AGENTS / "token-map.json").read_bytes())
+
+
+# agent install's rows always run dry: a hostile dest such as "." or "../x" names a
+# real folder relative to the working one, which the property must never write into.
+DRY_RUN = True
+
+
+def _install_plan_of() -> InstallPlan:
+    return plan_install(AGENTS, "pi", token_map=_token_map())
 
 
 CALLS: dict[str, Call] = {
@@ -864,6 +880,48 @@ CALLS: dict[str, Call] = {
         lambda w, a: attrs.evolve(
             compose(AGENTS / "ralph", "claude", token_map=_token_map()), file=v(a[0], "x.md")
         ),
+    ),
+    # -- agent install.
+    "TokenMap.deferred_for": Call(1, lambda w, a: _token_map().deferred_for(v(a[0], "claude"))),
+    "plan_install": Call(
+        5,
+        lambda w, a: plan_install(
+            v(a[0], AGENTS),
+            v(a[1], "pi"),
+            token_map=v(a[2], _token_map()),
+            token_map_digest=v(a[3], ""),
+            skills_dir=v(a[4], None),
+        ),
+    ),
+    "install_plan": Call(
+        3,
+        lambda w, a: install_plan(
+            v(a[0], _install_plan_of()),
+            v(a[1], w.tmp / "install-dest"),
+            force=v(a[2], ()),
+            dry_run=DRY_RUN,
+        ),
+    ),
+    "check_install": Call(
+        2,
+        lambda w, a: check_install(v(a[0], _install_plan_of()), v(a[1], w.tmp / "install-dest")),
+    ),
+    "uninstall": Call(1, lambda w, a: uninstall(v(a[0], w.tmp / "install-dest"), dry_run=DRY_RUN)),
+    "InstallFinding": Call(
+        2,
+        lambda w, a: InstallFinding(
+            subject=v(a[0], "plan"), kind="note", code=v(a[1], "x"), message="m"
+        ),
+    ),
+    "InstallFinding.as_dict": Call(
+        1,
+        lambda w, a: InstallFinding(
+            subject=v(a[0], "plan"), kind="note", code="x", message="m"
+        ).as_dict(),
+    ),
+    "InstallPlan": Call(1, lambda w, a: attrs.evolve(_install_plan_of(), harness=v(a[0], "pi"))),
+    "InstallReport": Call(
+        1, lambda w, a: InstallReport(action="check", dest=v(a[0], "d"), harness="pi")
     ),
     # -- agent definition files.
     "parse_agent": Call(2, lambda w, a: parse_agent(v(a[0], AGENT_MD), profile=v(a[1], "strict"))),

@@ -104,6 +104,14 @@ PUBLIC_AGENTS = {
     "ServedAgentContext",
     "TokenMap",
     "validate_agent_directory",
+    # agent install (seed 001's delivery)
+    "check_install",
+    "install_plan",
+    "InstallFinding",
+    "InstallPlan",
+    "InstallReport",
+    "plan_install",
+    "uninstall",
 }
 
 # The audit log, its verification and report.

@@ -124,6 +124,9 @@ OS_EXCEPTIONS = {
     # The gate skips an operator agent folder that does not exist (the operator's own
     # path, looked at before SafeRoot opens it).
     "_agents/operator.py": {"path.lexists"},
+    # agent install looks for agents-native beside AGENTS_DIR (the operator's own path;
+    # whatever is there, a symlink too, is then opened by SafeRoot and refused).
+    "_cli/agent_install.py": {"path.dirname", "path.lexists"},
     # skillguard.testing writes the caller's own scratch trees (hostile on purpose).
     "testing/_workspaces.py": {
         "O_CLOEXEC",
@@ -148,6 +151,7 @@ OS_EXCEPTIONS = {
 # ``_fs`` (path strings, error mapping) is held to the same rule as every other module.
 FILE_SYSTEM_EDGE = {
     "_fs/containment.py",
+    "_fs/install.py",
     "_fs/operator.py",
     "_fs/terminal.py",
     "_fs/walk.py",

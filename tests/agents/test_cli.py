@@ -183,7 +183,14 @@ def _agent_parsers() -> dict[str, argparse.ArgumentParser]:
 
 def test_every_agent_subcommand_and_option_has_help() -> None:
     parsers = _agent_parsers()
-    assert sorted(parsers) == ["agent", "agent compose", "agent context", "agent validate"]
+    assert sorted(parsers) == [
+        "agent",
+        "agent compose",
+        "agent context",
+        "agent install",
+        "agent uninstall",
+        "agent validate",
+    ]
     for name, parser in parsers.items():
         assert parser.description, name
         for action in parser._actions:

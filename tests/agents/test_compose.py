@@ -245,7 +245,7 @@ def test_optional_fields_are_kept() -> None:
     [
         ({"version": 2}, "token_map_version"),
         ({"version": "1"}, "token_map_schema"),
-        ({"extra": 1}, "token_map_schema"),
+        ({"agents": {"prefix": {}, "extra": {}}}, "token_map_schema"),
         ({"harnesses": []}, "token_map_schema"),
         ({"harnesses": ["Pi"]}, "token_map_schema"),
         ({"harnesses": ["pi", "pi"]}, "token_map_schema"),

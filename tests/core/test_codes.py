@@ -37,7 +37,10 @@ CODE_SOURCE_CALLERS = {"_skills/fields.py", "_agents/parse.py"}
 # Calls that give an audit record a code at this position (``code=`` is seen anywhere).
 RECORD_CODE_POSITIONS = {"_outcome": 2}
 # Calls with a ``code=`` that is neither an error's nor an audit record's.
-OTHER_CODES = {"LogSetFinding": "a finding of verify_logs (same_log_id), README's audit section"}
+OTHER_CODES = {
+    "LogSetFinding": "a finding of verify_logs (same_log_id), README's audit section",
+    "InstallFinding": "a finding of agent install (README's agent install section)",
+}
 # Every function with a parameter named ``code`` is one of the above, or does not build
 # an error (what it is for, to keep the walk honest when a helper is added).
 NOT_ERROR_BUILDERS = {
@@ -50,6 +53,9 @@ NOT_ERROR_BUILDERS = {
     "_outcome": "an audit record's code (RECORD_CODE_POSITIONS)",
     "_rule": "_cli/ci.py: a SARIF rule for a code",
     "_failed": "_cli/agent_compose.py: a JSON result for an error already built",
+    "drift": "_agents/install.py: an InstallFinding of --check (OTHER_CODES)",
+    "note": "_agents/install_plan.py: an InstallFinding note (OTHER_CODES)",
+    "_conflict": "_agents/install.py: an InstallFinding conflict (OTHER_CODES)",
     "_set_document": "_cli/audit.py: a JSON document of an exit status already decided",
 }
 

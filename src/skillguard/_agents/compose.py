@@ -193,8 +193,12 @@ def compose_in(
     finally:
         harness_root.close()
     resolver = Resolver(token_map, harness, drop_null_tools=drop_null_tools)
-    body = substitute(body, TOOL_RE, resolver.prose_tool, limits.max_composed_bytes)
-    body = substitute(body, PATH_RE, resolver.path, limits.max_composed_bytes)
+    # TOOL and PATH in the map's contract order (SECTION was first, as it must be).
+    passes = {"TOOL": (TOOL_RE, resolver.prose_tool), "PATH": (PATH_RE, resolver.path)}
+    for kind in token_map.substitution_order:
+        if kind in passes:
+            pattern, replace = passes[kind]
+            body = substitute(body, pattern, replace, limits.max_composed_bytes)
     refuse_leftover(body, f"the body composed for {harness}")
     tools = _tools(frontmatter.tools, resolver)
     for key, value in (

@@ -11,8 +11,10 @@ pass over the text, so that a replacement is never scanned by the pass that made
    error; a ``null`` tool is an error unless the caller asked to drop such tokens
    (then a ``dropped_null_tool`` warning). In ``tools``, an entry that is exactly a
    TOOL token is resolved the same way, and a ``null`` one is omitted.
-3. ``{{PATH:name}}``: through the token map; a name that is not in the map is kept
-   as a path, which must be relative (no ``..``, not absolute).
+3. ``{{PATH:name}}``: through the token map; a name that is not in the map is a
+   path, which must be relative (no ``..``, not absolute), joined onto the map's
+   ``plugin_root`` for the harness when it has one (the map's contract), else kept.
+   Steps 2 and 3 run in the order of the map's ``contract.substitution_order``.
 4. Any ``{{`` left over, in the body or in a frontmatter value, is an error: a
    token split across lines, or never closed, is refused like an unknown one.
 
@@ -40,6 +42,8 @@ __all__ = ["PATH_RE", "SECTION_RE", "TOOL_RE", "Resolver", "refuse_leftover", "s
 SECTION_RE: Final = re.compile(r"\{\{SECTION:([^{}\n]*)\}\}")
 TOOL_RE: Final = re.compile(r"\{\{TOOL:([^{}\n]*)\}\}")
 PATH_RE: Final = re.compile(r"\{\{PATH:([^{}\n]*)\}\}")
+# The path a relative {{PATH:}} is joined onto (the upstream contract's "PATH relative").
+PLUGIN_ROOT: Final = "plugin_root"
 # How much of a leftover token a refusal shows (safe_repr cuts it shorter).
 _SHOWN_TOKEN: Final = 256
 
@@ -121,13 +125,19 @@ class Resolver:
         entry = self.map.paths.get(name)
         if entry is None:
             check_relative(name, "the unmapped path token")
-            return name
+            root = self.map.paths.get(PLUGIN_ROOT, {}).get(self.harness)
+            if root is None:
+                return name
+            return f"{self._resolved(root).rstrip('/')}/{name}"
         target = entry.get(self.harness)
         if target is None:
             raise MalformedSkillError(
                 "unknown_path",
                 f"the token map has no path {safe_repr(name)} for the harness {self.harness}",
             )
+        return self._resolved(target)
+
+    def _resolved(self, target: str | BasePath) -> str:
         if isinstance(target, BasePath):
             # _tokenmap checked that the base is a plain path for this harness.
             return f"{str(self.map.paths[target.base][self.harness]).rstrip('/')}/{target.relative}"

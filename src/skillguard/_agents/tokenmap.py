@@ -4,19 +4,39 @@ Rules (threat-model.md T100, T103). Sans-IO: ``parse_token_map`` takes bytes. Th
 document is read by ``_json.loads_strict`` (duplicate keys, ``NaN``, comments, depth
 and size all refused), and then by this schema, where every unknown key is an error:
 
-* ``version``: the integer 1. A later version is refused, never half-understood.
+* ``version``: the integer 1. A later version is refused with the range this
+  skillguard reads (``TOKEN_MAP_VERSIONS``), never half-understood.
 * ``harnesses``: a non-empty list of distinct harness slugs.
 * ``tools``: ``{canonical: {harness: name | null}}``. ``null`` means "this harness has
   no such tool"; a harness missing from an entry does not know the tool either.
 * ``paths``: ``{canonical: {harness: path | {"base": canonical, "relative": path}}}``.
-  A ``base`` names another canonical path whose entry for that harness is a plain
-  path (one level, so resolving can never loop); ``relative`` stays relative.
-* ``agents``: ``{"prefix": {harness: string}}``, the namespace of agent names.
-* ``contract``: documentation for people, kept as inert data.
+  A path is a literal, a ``~`` path or holds ``${ENV_VAR}`` references: all are kept
+  verbatim (the harness expands them at run time, never skillguard). A ``base`` names
+  another canonical path whose entry for that harness is a plain path (one level, so
+  resolving can never loop; any other base is ``unknown_path_base``); ``relative``
+  stays relative.
+* ``agents``: ``prefix`` (``{harness: string}``, the namespace of agent names),
+  ``deferred`` (``{agent: [harness, ...]}``: agents that are not composed for those
+  harnesses but copied from ``agents-native/<agent>.md``) and ``sources``
+  (``{harness: text}``, documentation).
+* ``contract``: a sentence of documentation, or the rules the map's author wrote for
+  installers, as an object. ``version`` is held
+  to the same range as the map's; ``harness_ids`` must list exactly ``harnesses``;
+  ``substitution_order`` must order ``SECTION``, ``TOOL`` and ``PATH``, ``SECTION``
+  first (a section's own tokens are substituted with the body's), and the composer
+  follows it; ``summary``, ``binding``, ``rules`` and ``error_handling`` are text.
+* ``name``, ``description``, ``token_format`` and ``notes``: documentation, kept as
+  inert data.
 
-Every string holds no control character and no character that hides or reorders text,
-and no ``{`` or ``}`` (a value can never spell a token that a later pass would expand).
-Errors are ``MalformedSkillError``; any other exception is a bug.
+Unknown keys: in ``tools``, ``paths`` and ``agents`` (whose keys change what is
+composed) an unknown key is an error; at the top level, in ``contract`` and in its
+``error_handling`` (documentation a later map may add to) it is a
+``token_map_unknown_key`` warning, and its text is held to the same character rules.
+
+Every string holds no control character and no character that hides or reorders text.
+A tool name, prefix or canonical name holds no ``{`` or ``}``, and a path holds them
+only in ``${ENV_VAR}``: a value can never spell a token that a later pass would
+expand. Errors are ``MalformedSkillError``; any other exception is a bug.
 """
 
 from __future__ import annotations
@@ -28,6 +48,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from skillguard._core.errors import MalformedSkillError, SkillUsageError, safe_repr
+from skillguard._core.model import SkillWarning
 from skillguard._core.strict_json import StrictJSONError, loads_strict
 from skillguard._core.text import find_hidden
 
@@ -39,6 +60,7 @@ __all__ = [
     "SLUG",
     "TOKEN_MAP_MAX_BYTES",
     "TOKEN_MAP_VERSION",
+    "TOKEN_MAP_VERSIONS",
     "BasePath",
     "TokenMap",
     "check_relative",
@@ -48,6 +70,8 @@ __all__ = [
 ]
 
 TOKEN_MAP_VERSION: Final = 1
+# The lowest and highest map (and contract) version this skillguard reads.
+TOKEN_MAP_VERSIONS: Final = (1, TOKEN_MAP_VERSION)
 # The largest token map of the seed's project is under 8 KiB; 1 MiB leaves room for
 # hundreds of tools and paths while bounding the decoder's work.
 TOKEN_MAP_MAX_BYTES: Final = 1024 * 1024
@@ -59,6 +83,20 @@ JSON_MAX_DEPTH: Final = 8
 SLUG: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 _CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 _TOP_KEYS: Final = frozenset({"version", "harnesses", "tools", "paths", "agents", "contract"})
+_DOC_KEYS: Final = frozenset({"name", "description", "token_format", "notes"})
+_CONTRACT_TEXT: Final = frozenset({"summary", "binding", "rules", "error_handling"})
+_ERROR_HANDLING: Final = frozenset(
+    {
+        "unknown_tool",
+        "unknown_path_base",
+        "null_tool_in_prose",
+        "null_tool_in_tool_list",
+        "unsupported_version",
+    }
+)
+TOKEN_KINDS: Final = ("SECTION", "TOOL", "PATH")
+# ``${NAME}`` in a path: the harness expands it at run time; skillguard keeps it verbatim.
+_ENV_REF: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}")
 
 
 @attrs.frozen
@@ -81,6 +119,14 @@ class TokenMap:
     tools: Mapping[str, Mapping[str, str | None]]
     paths: Mapping[str, Mapping[str, str | BasePath]]
     prefixes: Mapping[str, str]
+    #: ``{agent: harnesses}``: agents copied from ``agents-native/`` for those harnesses.
+    deferred: Mapping[str, tuple[str, ...]] = attrs.field(factory=lambda: MappingProxyType({}))
+    #: The order of the token passes (``contract.substitution_order``).
+    substitution_order: tuple[str, ...] = TOKEN_KINDS
+    #: Whether the map carries a ``contract`` (its rules are then the installer's).
+    has_contract: bool = False
+    #: What was accepted with a note (an unknown documentation key).
+    warnings: tuple[SkillWarning, ...] = ()
 
     def knows(self, harness: str) -> bool:
         """Whether *harness* may be composed with this map. Raises ``SkillUsageError``
@@ -88,6 +134,10 @@ class TokenMap:
         if not isinstance(harness, str):
             raise SkillUsageError("bad_argument", "a harness must be a str")
         return not self.harnesses or harness in self.harnesses
+
+    def deferred_for(self, harness: str) -> frozenset[str]:
+        """The agents that *harness* takes from ``agents-native/`` instead of composing."""
+        return frozenset(agent for agent, which in self.deferred.items() if harness in which)
 
 
 EMPTY_TOKEN_MAP: Final = TokenMap(
@@ -199,7 +249,7 @@ def _paths(value: object, harnesses: tuple[str, ...]) -> Mapping[str, Mapping[st
         targets: dict[str, str | BasePath] = {}
         for harness, target in _per_harness(entry, what, harnesses).items():
             if isinstance(target, str):
-                targets[harness] = _text(target, what)
+                targets[harness] = _path_text(target, what)
                 continue
             anchored = _object(target, what)
             if set(anchored) != {"base", "relative"}:
@@ -208,7 +258,8 @@ def _paths(value: object, harnesses: tuple[str, ...]) -> Mapping[str, Mapping[st
             check_relative(relative, f"the token map: {what} 'relative'")
             targets[harness] = BasePath(_text(anchored["base"], f"{what} 'base'"), relative)
         paths[canonical] = targets
-    # Every base names a plain path for the same harness: one level, never a loop.
+    # Every base names a plain path for the same harness: one level, never a loop; a
+    # base that is no key of 'paths' is the contract's "unknown path base".
     for canonical, targets in paths.items():
         for harness, target in targets.items():
             if isinstance(target, BasePath) and not isinstance(
@@ -222,14 +273,144 @@ def _paths(value: object, harnesses: tuple[str, ...]) -> Mapping[str, Mapping[st
     return MappingProxyType({key: MappingProxyType(value) for key, value in paths.items()})
 
 
-def _prefixes(value: object, harnesses: tuple[str, ...]) -> Mapping[str, str]:
+def _path_text(value: object, what: str) -> str:
+    """A path value: literal, ``~`` path or ``${ENV_VAR}`` references, kept verbatim;
+    no other ``{`` or ``}``, so no value spells a token."""
+    if not isinstance(value, str) or not value:
+        raise _schema(f"{what} must be a non-empty string")
+    check_string(value, f"the token map: {what}")
+    bare = _ENV_REF.sub("", value)
+    if "{" in bare or "}" in bare:
+        raise _schema(f"{what} must not hold '{{' or '}}' except in ${{ENV_VAR}}")
+    return value
+
+
+def _agents(
+    value: object, harnesses: tuple[str, ...]
+) -> tuple[Mapping[str, str], Mapping[str, tuple[str, ...]]]:
     agents = _object(value, "'agents'")
-    if set(agents) - {"prefix"}:
-        raise _schema("'agents' holds only 'prefix'", "agents")
+    unknown = sorted(set(agents) - {"prefix", "deferred", "sources"})
+    if unknown:
+        raise _schema(
+            f"'agents' holds only 'prefix', 'deferred' and 'sources', not {safe_repr(unknown[0])}",
+            "agents",
+        )
     prefixes = _per_harness(agents.get("prefix", {}), "'agents.prefix'", harnesses)
-    return MappingProxyType(
-        {h: _text(p, "an agent prefix", allow_empty=True) for h, p in prefixes.items()}
+    for harness, text in _per_harness(
+        agents.get("sources", {}), "'agents.sources'", harnesses
+    ).items():
+        if not isinstance(text, str):
+            raise _schema(f"'agents.sources' for {harness} must be text", "agents")
+        check_string(text, "the token map: 'agents.sources'")
+    deferred: dict[str, tuple[str, ...]] = {}
+    for agent, which in _object(agents.get("deferred", {}), "'agents.deferred'").items():
+        if SLUG.fullmatch(agent) is None:
+            raise _schema(
+                f"the deferred agent {safe_repr(agent)} is not a lowercase slug", "agents"
+            )
+        if not isinstance(which, list) or not which or len(set(map(str, which))) != len(which):
+            raise _schema(
+                f"'agents.deferred' for {agent} must be a non-empty list of distinct harnesses",
+                "agents",
+            )
+        for harness in which:
+            if harness not in harnesses:
+                raise _schema(
+                    f"'agents.deferred' for {agent} names the harness {safe_repr(harness)}, "
+                    "not in 'harnesses'",
+                    "agents",
+                )
+        deferred[agent] = tuple(which)
+    return (
+        MappingProxyType(
+            {h: _text(p, "an agent prefix", allow_empty=True) for h, p in prefixes.items()}
+        ),
+        MappingProxyType(deferred),
     )
+
+
+def _inert(value: object, what: str) -> None:
+    """Documentation: any JSON, every string (and key) held to the character rules.
+    The depth is bounded by the JSON decoder's cap, and each value is visited once."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            check_string(item, f"the token map: {what}")
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+
+
+def _version(value: object, what: str) -> int:
+    low, high = TOKEN_MAP_VERSIONS
+    if type(value) is not int or value < low:
+        raise _schema(f"{what} must be an integer from {low} to {high}", "version")
+    if value > high:
+        raise MalformedSkillError(
+            "token_map_version",
+            f"{what} is {value}; this skillguard reads versions {low} to {high}",
+            key="version",
+        )
+    return value
+
+
+def _unknown(key: str, where: str) -> SkillWarning:
+    return SkillWarning(
+        "token_map_unknown_key",
+        f"the token map: {where} has the unknown key {safe_repr(key)}: kept as documentation",
+        key=key,
+    )
+
+
+def _contract(
+    value: object, harnesses: tuple[str, ...], warnings: list[SkillWarning]
+) -> tuple[str, ...]:
+    """The contract's checks (see the module docstring); returns the substitution order."""
+    contract = _object(value, "'contract'")
+    if "version" in contract:
+        _version(contract["version"], "'contract.version'")
+    if "harness_ids" in contract:
+        ids = contract["harness_ids"]
+        if (
+            not isinstance(ids, list)
+            or sorted(map(str, ids)) != sorted(harnesses)
+            or len(ids) != len(harnesses)
+        ):
+            raise MalformedSkillError(
+                "token_map_contract",
+                "the token map: 'contract.harness_ids' must list exactly the harnesses "
+                "of 'harnesses'",
+                key="contract",
+            )
+    order = contract.get("substitution_order", list(TOKEN_KINDS))
+    if (
+        not isinstance(order, list)
+        or sorted(map(str, order)) != sorted(TOKEN_KINDS)
+        or order[0] != "SECTION"
+    ):
+        raise MalformedSkillError(
+            "token_map_contract",
+            "the token map: 'contract.substitution_order' must order SECTION, TOOL and "
+            "PATH, SECTION first",
+            key="contract",
+        )
+    for key, text in contract.items():
+        if key in _CONTRACT_TEXT:
+            _inert(text, f"'contract.{key}'")
+        elif key not in ("version", "harness_ids", "substitution_order"):
+            _inert(text, f"'contract.{key}'")
+            warnings.append(_unknown(key, "'contract'"))
+    handling = contract.get("error_handling", {})
+    if isinstance(handling, dict):
+        warnings.extend(
+            _unknown(key, "'contract.error_handling'")
+            for key in handling
+            if key not in _ERROR_HANDLING
+        )
+    return tuple(order)
 
 
 def parse_token_map(raw: bytes, *, max_bytes: int = TOKEN_MAP_MAX_BYTES) -> TokenMap:
@@ -238,29 +419,38 @@ def parse_token_map(raw: bytes, *, max_bytes: int = TOKEN_MAP_MAX_BYTES) -> Toke
     Raises ``MalformedSkillError`` (the JSON codes, ``not_a_mapping``,
     ``token_map_version``, ``token_map_schema``, ``unknown_path_base``,
     ``path_not_relative``, ``control_character``, ``forbidden_character``) and
-    ``SkillUsageError`` for bad arguments; any other exception is a bug.
+    ``token_map_contract`` and ``SkillUsageError`` for bad arguments; any other
+    exception is a bug. Unknown documentation keys are ``TokenMap.warnings``.
     """
     if not isinstance(raw, bytes):
         raise SkillUsageError("bad_argument", "raw must be bytes")
     if type(max_bytes) is not int or max_bytes < 1:
         raise SkillUsageError("bad_argument", "max_bytes must be a positive int")
     document = load_json_object(raw, what="the token map", max_bytes=max_bytes)
-    unknown = sorted(set(document) - _TOP_KEYS)
-    if unknown:
-        raise _schema(f"unknown field: {safe_repr(unknown[0])}", unknown[0])
-    version = document.get("version")
-    if type(version) is not int:
+    warnings: list[SkillWarning] = []
+    for key in sorted(set(document) - _TOP_KEYS):
+        _inert(document[key], safe_repr(key))
+        if key not in _DOC_KEYS:
+            warnings.append(_unknown(key, "the top level"))
+    if "version" not in document:
         raise _schema("'version' must be the integer 1", "version")
-    if version != TOKEN_MAP_VERSION:
-        raise MalformedSkillError(
-            "token_map_version",
-            f"the token map has version {version}; this skillguard reads version 1 only",
-            key="version",
-        )
+    _version(document["version"], "the token map's version")
     harnesses = _harnesses(document.get("harnesses"))
+    order: tuple[str, ...] = TOKEN_KINDS
+    contract = document.get("contract")
+    if isinstance(contract, str):
+        # A contract written as one sentence is documentation only.
+        _inert(contract, "'contract'")
+    elif contract is not None:
+        order = _contract(contract, harnesses, warnings)
+    prefixes, deferred = _agents(document.get("agents", {}), harnesses)
     return TokenMap(
         harnesses=harnesses,
         tools=_tools(document.get("tools", {}), harnesses),
         paths=_paths(document.get("paths", {}), harnesses),
-        prefixes=_prefixes(document.get("agents", {}), harnesses),
+        prefixes=prefixes,
+        deferred=deferred,
+        substitution_order=order,
+        has_contract=isinstance(contract, dict),
+        warnings=tuple(warnings),
     )

@@ -198,12 +198,25 @@ def add_agent_actions(agent: argparse.ArgumentParser) -> None:
     context = actions.add_parser("context", help=_CONTEXT_HELP, description=_CONTEXT_DESCRIPTION)
     _options(context)
     add_compose_commands(actions)
+    from skillguard._cli.agent_install import add_install_commands  # noqa: PLC0415 - with the agent line
+
+    add_install_commands(actions)
 
 
 def run_agent_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Run ``agent compose`` or ``agent validate`` (``agent context`` runs on its own)."""
+    """Run ``agent compose``, ``validate``, ``install`` or ``uninstall`` (``agent
+    context`` runs on its own)."""
     if args.action == "compose":
         return run_agent_compose(args, out, err)
+    if args.action in ("install", "uninstall"):
+        from skillguard._cli.agent_install import (  # noqa: PLC0415 - imported when it runs
+            run_agent_install,
+            run_agent_uninstall,
+        )
+
+        return (run_agent_install if args.action == "install" else run_agent_uninstall)(
+            args, out, err
+        )
     return run_agent_validate(args, out, err)
 
 

@@ -12,6 +12,8 @@ list that a cloned repository controls. This package is its public API; the skil
   gate in front of a prompt;
 * ``compose``, ``parse_token_map``, ``validate_agent_directory``: composable agent
   directories and their token map;
+* ``plan_install``, ``install_plan``, ``check_install``, ``uninstall``: agents (composed or
+  native) and skills put into a harness's folder, all or nothing, with a manifest;
 * ``agent_tools``: the declared tools narrowed by the policy, never widened.
 """
 
@@ -23,6 +25,8 @@ from skillguard._agents.directory import AgentFinding, AgentValidation, validate
 from skillguard._agents.envelope import agent_error_code
 from skillguard._agents.gate import ServedAgentContext
 from skillguard._agents.grant import AgentTools, agent_tools
+from skillguard._agents.install import InstallReport, check_install, install_plan, uninstall
+from skillguard._agents.install_plan import InstallFinding, InstallPlan, plan_install
 from skillguard._agents.parse import AgentDefinition, parse_agent
 from skillguard._agents.resolve import (
     HARNESS_PRESETS,
@@ -44,15 +48,22 @@ __all__ = [
     "AgentValidation",
     "ComposeLimits",
     "ComposedAgent",
+    "InstallFinding",
+    "InstallPlan",
+    "InstallReport",
     "KnowledgeFile",
     "ServedAgentContext",
     "TokenMap",
     "agent_error_code",
     "agent_tools",
+    "check_install",
     "compose",
+    "install_plan",
     "load_agent_context",
     "parse_agent",
     "parse_token_map",
+    "plan_install",
     "read_core_knowledge",
+    "uninstall",
     "validate_agent_directory",
 ]
