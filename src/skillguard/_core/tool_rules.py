@@ -65,7 +65,10 @@ _WORD: Final = "word"  # a Bash prefix with a word boundary
 _RAW: Final = "raw"  # a Bash prefix without a word boundary
 _SEALED: Final = "sealed"  # covered only by itself or the whole tool
 
-_RULE_RE: Final = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)(?:\((.*)\))?", re.DOTALL)
+# A rule is a tool name, then nothing or a parenthesised specifier: the name is matched
+# here and the parentheses checked by hand, so no pattern ever scans for the closing
+# ")" from each "(" of a hostile rule (T140).
+_TOOL_NAME_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 # One MCP name segment: no empty part and no "__", which would make the split between
 # server and tool ambiguous.
 _MCP_SEGMENT: Final = r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*"
@@ -188,10 +191,15 @@ def _parse(rule: str) -> _Rule | None:
         if tool is None or tool == "*":
             return _Rule("mcp__" + server, _ALL, "")
         return _Rule("mcp__" + server, _EXACT, tool)
-    match = _RULE_RE.fullmatch(rule)
+    match = _TOOL_NAME_RE.match(rule)
     if match is None:
         return None
-    name, specifier = match.groups()
+    name, rest = match.group(), rule[match.end() :]
+    specifier: str | None = None
+    if rest:
+        if len(rest) < 2 or rest[0] != "(" or rest[-1] != ")":
+            return None
+        specifier = rest[1:-1]
     if name.startswith("mcp__"):
         # Not a shape the MCP pattern above reads (a specifier, an ambiguous "__").
         return None
