@@ -10,6 +10,7 @@ since a loader would refuse to serve a symlinked, special or hard-linked resourc
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import attrs
@@ -41,6 +42,7 @@ __all__ = [
     "Found",
     "Scan",
     "iter_scan",
+    "report_key",
     "scan_for_skills",
 ]
 
@@ -152,6 +154,33 @@ def iter_scan(
     if not any_found:
         error = SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found")
         yield Found(path, None, error=error)
+
+
+def _where_it_is(path: str) -> str:
+    """*path* with its folders resolved as the OS resolves them and its last name kept
+    as written: the folders are the operator's PATH and, below it, folders the walk
+    entered (never a link); the last name may be a link that is itself a finding, or a
+    skill folder named through an alias, whose name is what its ``name`` is checked
+    against."""
+    head, tail = os.path.split(path.rstrip("/") or "/")
+    if tail in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(head or "."), tail)
+
+
+def report_key(item: Found | Skipped) -> tuple[str, ...]:
+    """What one result of ``iter_scan`` is about, the same whichever PATH reached it: a
+    skill folder as the folder (its ``SKILL.md`` given as a PATH is that folder), with
+    the name it was checked under and the code it was refused with, if it was (a link
+    found in a searched folder is a finding of its own, and the same link given as a
+    PATH is the operator's alias, checked as a skill); a skipped entry as its path and
+    code."""
+    if isinstance(item, Found):
+        head, tail = os.path.split(item.path)
+        about = (head or ".") if tail == SKILL_FILE or is_case_variant(tail) else item.path
+        refused = item.error.code if item.error is not None else ""
+        return ("found", _where_it_is(about), item.folder or "", refused)
+    return ("skipped", _where_it_is(item.path), item.code)
 
 
 def _flat(scan: Scan) -> Iterator[Found | Skipped]:
