@@ -16,6 +16,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from tests import test_fuzz_targets
 from tests.agents import test_compose as test_agents_compose
@@ -225,3 +226,20 @@ def test_each_target_also_runs_as_a_hypothesis_test(name: str) -> None:
         ]
         assert modules, f"{test.__name__} does not load {name}.py"
         assert {"check", "check_policy"} & set(inner.__code__.co_names)
+
+
+def test_clusterfuzzlite_builds_and_runs_every_target_on_a_pull_request() -> None:
+    workflow = YAML(typ="safe", pure=True).load(
+        (ROOT / ".github" / "workflows" / "cflite_pr.yml").read_text()
+    )
+    [job] = workflow["jobs"].values()
+    build, run = job["steps"]
+    for step in (build, run):
+        commit = step["uses"].rpartition("@")[2]
+        assert re.fullmatch(r"[0-9a-f]{40}", commit), step["uses"]
+        assert step["with"]["language"] == "python"
+    assert build["uses"].startswith("google/clusterfuzzlite/actions/build_fuzzers@")
+    assert run["uses"].startswith("google/clusterfuzzlite/actions/run_fuzzers@")
+    # No target is left out for being untouched by the change.
+    assert build["with"]["keep-unaffected-fuzz-targets"] is True
+    assert int(run["with"]["fuzz-seconds"]) >= 60 * len(TARGETS)

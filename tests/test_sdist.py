@@ -19,7 +19,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Folders whose every file the tests may read, and single files they read.
-FOLDERS = ("tests", "examples", "fuzz", "benchmarks", "docs", ".ci", ".clusterfuzzlite")
+FOLDERS = (
+    "tests",
+    "examples",
+    "fuzz",
+    "benchmarks",
+    "docs",
+    ".ci",
+    ".clusterfuzzlite",
+    ".github",
+)
 FILES = (
     "README.md",
     "SECURITY.md",
