@@ -178,7 +178,10 @@ def test_t271_every_package_the_action_installs_is_pinned_with_its_hashes() -> N
     wanted = re.findall(r'^\s*"([A-Za-z0-9._-]+)>=([0-9.]+)', runtime.group(1), re.MULTILINE)
     wanted += re.findall(r'"([A-Za-z0-9._-]+)>=([0-9.]+)"', build.group(1))
     names = {re.sub(r"[._]", "-", name).lower(): floor for name, floor in wanted}
-    assert set(pinned) == set(names)
+    # Plus what a dependency asks for on the oldest declared Python only: structlog
+    # needs typing-extensions below 3.11.
+    assert set(pinned) - set(names) == {"typing-extensions"}
+    assert set(names) <= set(pinned)
     for name, floor in names.items():
         have = tuple(int(part) for part in pinned[name].split("."))
         assert have >= tuple(int(part) for part in floor.split(".")), name
