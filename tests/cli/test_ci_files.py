@@ -341,3 +341,14 @@ def test_t272_the_counts_are_not_fooled_by_a_hostile_name(tmp_path: Path) -> Non
     annotations = [line for line in completed.stdout.splitlines() if line.startswith("::")]
     assert completed.returncode == 0
     assert (got["findings"], got["errors"]) == (str(len(annotations)), "1")
+
+
+@pytest.mark.parametrize("name", ["a.sarif\nerrors=0", "a.sarif\rerrors=0"])
+def test_t272_a_sarif_file_name_cannot_add_outputs(tmp_path: Path, name: str) -> None:
+    # The findings and errors outputs gate the job after the upload: a sarif-file whose
+    # line break wrote "errors=0" after the real count would turn the gate off.
+    _repository(tmp_path, "failed")
+    completed = run_validate(tmp_path, paths="skills", form="sarif", sarif_file=name)
+    assert completed.returncode == 2
+    assert "sarif-file holds a line break" in completed.stdout
+    assert (tmp_path / "github-output").read_text() == ""

@@ -17,7 +17,9 @@ T91, T92):
   that can be named, and the message gives the whole path, escaped.
 - SARIF: a JSON document (``json.dumps``, ASCII only); file paths become relative URI
   references of their own bytes, percent-encoded, so that a name holding ``#``, ``?``,
-  ``%``, a backslash or an undecodable byte stays the one path it names.
+  ``%``, a backslash or an undecodable byte stays the one path it names. Each rule is
+  ranked for code scanning (``RULE_RANK``: ``security-severity``, ``security`` and CWE
+  tags, T273) and each result has a fingerprint that leaves line numbers out (T274).
 
 Below ``$GITHUB_WORKSPACE`` (a GitHub Actions checkout), paths are given relative to it.
 """
