@@ -190,17 +190,20 @@ def run_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         # Overlapping PATHs (a root and a folder inside it, a root and a link to it) reach
         # some skills twice: each is reported once, for the first PATH that reached it
-        # (threat-model.md T270). The keys are paths, one short string per result.
+        # (threat-model.md T270). The keys are paths, a few short strings per result,
+        # kept only when there are several PATHs: one walk never reaches a thing twice.
         reported: set[tuple[str, ...]] = set()
+        overlap = len(args.paths) > 1
         for path in args.paths:
             try:
                 for item in iter_scan(
                     path, max_depth=args.max_depth, max_dirs=args.max_folders, limits=limits
                 ):
-                    key = report_key(item)
-                    if key in reported:
-                        continue
-                    reported.add(key)
+                    if overlap:
+                        key = report_key(item)
+                        if key in reported:
+                            continue
+                        reported.add(key)
                     if isinstance(item, Found):
                         emit(_check(item, args.profile, namespaces=args.namespaces))
                         continue
