@@ -17,6 +17,8 @@ import sys
 import tarfile
 from pathlib import Path
 
+from tests.conftest import SDIST_SYMLINKS
+
 ROOT = Path(__file__).resolve().parent.parent
 # Folders whose every file the tests may read, and single files they read.
 FOLDERS = (
@@ -90,6 +92,15 @@ def test_the_sdist_carries_what_its_tests_need(tmp_path: Path) -> None:
         if path.is_file() and not _junk(relative):
             wanted.add(relative.as_posix())
     assert wanted - names == set()
+    # An sdist carries the file a symlink points at; tests/conftest.py puts each
+    # symlink the tests need back, and knows every one of them.
+    links = {
+        path.relative_to(ROOT).as_posix(): os.readlink(path)
+        for folder in FOLDERS
+        for path in (ROOT / folder).rglob("*")
+        if path.is_symlink()
+    }
+    assert links == SDIST_SYMLINKS
     for needed in ("tests/conftest.py", "tests/strategies.py", "examples/conftest.py"):
         assert needed in names
     assert [name for name in names if _junk(Path(name))] == []
@@ -108,6 +119,7 @@ def test_the_sdist_carries_what_its_tests_need(tmp_path: Path) -> None:
             "--no-cov",
             "tests/test_docs.py",
             "tests/test_fuzz_build.py",
+            "tests/test_examples.py",
         ],
         cwd=unpacked,
         env={**os.environ, "PYTHONPATH": str(unpacked / "src")},
@@ -117,3 +129,5 @@ def test_the_sdist_carries_what_its_tests_need(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert " passed" in completed.stdout
+    for name, target in SDIST_SYMLINKS.items():
+        assert os.readlink(unpacked / name) == target
