@@ -231,3 +231,15 @@ def test_exit_zero_prints_every_finding_and_exits_0(
         assert report == out
     # A run that could not start is still an error.
     assert main(["validate", "--exit-zero", "--max-depth", "-1", str(root)]) == 2
+
+
+def test_t270_a_skill_folder_named_as_dot_and_by_its_path_is_one_skill(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_skill(tmp_path / "demo", BAD)
+    monkeypatch.chdir(folder)
+    code, out = run(capsys, "--format", "json", ".", str(folder), "../demo", "./SKILL.md")
+    assert code == 1
+    document = json.loads(out)
+    assert [result["path"] for result in document["results"]] == ["."]
+    assert document["summary"] == {"checked": 1, "ok": 0, "failed": 1, "skipped": 0}
