@@ -40,9 +40,9 @@ __all__ = [
     "FOLDER_PROBLEMS",
     "MAX_VALIDATE_FOLDERS",
     "Found",
+    "ReportKeys",
     "Scan",
     "iter_scan",
-    "report_key",
     "scan_for_skills",
 ]
 
@@ -156,31 +156,52 @@ def iter_scan(
         yield Found(path, None, error=error)
 
 
-def _where_it_is(path: str) -> str:
-    """*path* with its folders resolved as the OS resolves them and its last name kept
-    as written: the folders are the operator's PATH and, below it, folders the walk
-    entered (never a link); the last name may be a link that is itself a finding, or a
-    skill folder named through an alias, whose name is what its ``name`` is checked
-    against."""
-    head, tail = os.path.split(path.rstrip("/") or "/")
-    if tail in ("", ".", ".."):
-        return os.path.realpath(path)
-    return os.path.join(os.path.realpath(head or "."), tail)
+class ReportKeys:
+    """What each result of ``iter_scan(path)`` is about, the same whichever PATH reached
+    it, so that overlapping PATHs report each thing once (threat-model.md T270).
 
+    Only the operator's PATH (or, for a file, its folder) is resolved, as the OS resolves
+    it, once; below it a key is the path the walk wrote, which entered no link. A skill
+    folder is keyed as the folder (its ``SKILL.md`` given as a PATH is that folder), with
+    the name it was checked under and the code it was refused with, if it was: a link
+    found while searching a root (a ``symlink`` error) and the same link given as a PATH
+    (the operator's alias, checked under its own name) stay two results. A skipped entry
+    is keyed by its path and code.
+    """
 
-def report_key(item: Found | Skipped) -> tuple[str, ...]:
-    """What one result of ``iter_scan`` is about, the same whichever PATH reached it: a
-    skill folder as the folder (its ``SKILL.md`` given as a PATH is that folder), with
-    the name it was checked under and the code it was refused with, if it was (a link
-    found in a searched folder is a finding of its own, and the same link given as a
-    PATH is the operator's alias, checked as a skill); a skipped entry as its path and
-    code."""
-    if isinstance(item, Found):
-        head, tail = os.path.split(item.path)
-        about = (head or ".") if tail == SKILL_FILE or is_case_variant(tail) else item.path
-        refused = item.error.code if item.error is not None else ""
-        return ("found", _where_it_is(about), item.folder or "", refused)
-    return ("skipped", _where_it_is(item.path), item.code)
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._parent = split_operator_path(path)[0]
+        self._resolved: dict[str, str] = {}
+
+    def _real(self, path: str) -> str:
+        if path not in self._resolved:
+            self._resolved[path] = os.path.realpath(path)
+        return self._resolved[path]
+
+    def _where(self, shown: str) -> str:
+        path = self._path
+        if shown in (path, _tidy(path)):
+            # The PATH itself: its folders resolved, its last name as written.
+            head, tail = os.path.split(path.rstrip("/") or "/")
+            if tail in ("", ".", ".."):
+                return self._real(path)
+            return os.path.join(self._real(head or "."), tail)
+        for base in (path, self._parent):
+            below = _join(base, "x")[:-1]  # how iter_scan writes a path below base
+            if shown.startswith(below):
+                return os.path.join(self._real(base), shown[len(below) :])
+        return shown  # not below the PATH: named as written
+
+    def __call__(self, item: Found | Skipped) -> tuple[str, ...]:
+        where = self._where(item.path)
+        if isinstance(item, Found):
+            head, tail = os.path.split(where)
+            if tail == SKILL_FILE or is_case_variant(tail):
+                where = head
+            refused = item.error.code if item.error is not None else ""
+            return ("found", where, item.folder or "", refused)
+        return ("skipped", where, item.code)
 
 
 def _flat(scan: Scan) -> Iterator[Found | Skipped]:

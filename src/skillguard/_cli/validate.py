@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 import attrs
 
 from skillguard._cli.ci import SarifWriter, github_result, github_skipped, json_log_safe, log_safe
-from skillguard._cli.scan import Found, iter_scan, report_key
+from skillguard._cli.scan import Found, ReportKeys, iter_scan
 from skillguard._core.errors import SkillError, safe_repr
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.text import terminal_line
@@ -195,6 +195,7 @@ def run_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         reported: set[tuple[str, ...]] = set()
         overlap = len(args.paths) > 1
         for path in args.paths:
+            report_key = ReportKeys(path)
             try:
                 for item in iter_scan(
                     path, max_depth=args.max_depth, max_dirs=args.max_folders, limits=limits
