@@ -171,12 +171,18 @@ class ReportKeys:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._parent = split_operator_path(path)[0]
+        try:
+            self._parent = split_operator_path(path)[0]
+        except OSError:  # the working folder was removed: the parent as written
+            self._parent = path.rstrip("/").rpartition("/")[0] or "."
         self._resolved: dict[str, str] = {}
 
     def _real(self, path: str) -> str:
         if path not in self._resolved:
-            self._resolved[path] = os.path.realpath(path)
+            try:
+                self._resolved[path] = os.path.realpath(path)
+            except OSError:  # the working folder was removed: the path stays as given
+                self._resolved[path] = path
         return self._resolved[path]
 
     def _where(self, shown: str) -> str:
