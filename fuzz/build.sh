@@ -12,7 +12,9 @@ pip3 install .
 build() {
   local name=$1 dict=$2
   shift 2
-  compile_python_fuzzer "fuzz/$name.py"
+  # PyInstaller bundles only what it sees imported; skillguard imports its modules
+  # lazily, and each target imports all of them by name to instrument them.
+  compile_python_fuzzer "fuzz/$name.py" --collect-submodules=skillguard
   # The folders stay folders in the zip: seeds of different corpora share file names.
   (cd fuzz/corpus && zip -q -r "$OUT/${name}_seed_corpus.zip" "$@")
   cp "fuzz/$dict" "$OUT/$name.dict"

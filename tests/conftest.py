@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -30,3 +31,22 @@ def _structlog_defaults() -> Iterator[None]:
     # run it in-process must not leave that configuration to the next test.
     yield
     structlog.reset_defaults()
+
+
+# The symlinks of the source tree that tests and README transcripts check (a symlinked
+# SKILL.md must be refused). An sdist cannot carry a symlink: setuptools writes the file
+# it points at. Run from an unpacked sdist (a PKG-INFO at the top), each is put back
+# before the first test; tests/test_sdist.py keeps this table and the tree in step.
+SDIST_SYMLINKS = {"examples/skills/broken-symlink/SKILL.md": "../pdf-tools/SKILL.md"}
+_TOP = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    del session
+    if not (_TOP / "PKG-INFO").is_file():
+        return
+    for name, target in SDIST_SYMLINKS.items():
+        path = _TOP / name
+        if not path.is_symlink():
+            path.unlink(missing_ok=True)
+            path.symlink_to(target)

@@ -16,6 +16,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from tests import test_fuzz_targets
 from tests.agents import test_compose as test_agents_compose
@@ -157,8 +158,53 @@ def test_each_target_survives_the_coverage_build(name: str) -> None:
     tree = ast.parse(source)
     defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert {"check", "main"} <= defined
-    assert "atheris.instrument_all()" in source
     assert 'if __name__ == "__main__":' in source
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_each_target_instruments_skillguard_only(name: str) -> None:
+    # instrument_all() rewrote every function loaded (the standard library, ruamel,
+    # Hypothesis) and a target took minutes to start; only skillguard is instrumented
+    # now, as it is imported, every module of it inside the hook.
+    source = (FUZZ / f"{name}.py").read_text()
+    assert "instrument_all" not in source.replace("atheris.instrument_all() rewrote", "")
+    tree = ast.parse(source)
+    [hook] = [node for node in tree.body if isinstance(node, ast.With)]
+    inside = [
+        node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+        for node in hook.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+    assert inside
+    assert all(module is not None and module.split(".")[0] == "skillguard" for module in inside)
+    before = tree.body[: tree.body.index(hook)]
+    imported_before = {
+        alias.name.split(".")[0]
+        for node in before
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert "skillguard" not in imported_before
+    assert 'atheris.instrument_imports(\n        include=["skillguard"]\n    )' in source
+    assert "pkgutil.walk_packages(skillguard.__path__" in source
+    # PyInstaller bundles the modules the hook imports by name.
+    assert 'compile_python_fuzzer "fuzz/$name.py" --collect-submodules=skillguard' in (
+        (FUZZ / "build.sh").read_text()
+    )
+
+
+def test_the_fuzz_smoke_run_is_the_fuzz_run_made_short_and_ci_runs_it() -> None:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(ROOT / "tox.ini")
+    smoke = parser["testenv:fuzz-smoke"]
+    assert smoke["commands"].strip() == "{[testenv:fuzz]commands}"
+    assert smoke["commands_pre"].strip() == "{[testenv:fuzz]commands_pre}"
+    runs = re.fullmatch(r"FUZZ_RUNS = \{env:FUZZ_RUNS:([0-9]+)\}", smoke["set_env"].strip())
+    assert runs is not None
+    assert 1000 <= int(runs.group(1)) <= 10000
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert '"$venv/bin/tox" -e fuzz-smoke' in ci
+    assert "--only-binary :all: 'atheris>=2.3'" in ci
 
 
 def test_a_future_import_breaks_the_coverage_build() -> None:
@@ -180,3 +226,20 @@ def test_each_target_also_runs_as_a_hypothesis_test(name: str) -> None:
         ]
         assert modules, f"{test.__name__} does not load {name}.py"
         assert {"check", "check_policy"} & set(inner.__code__.co_names)
+
+
+def test_clusterfuzzlite_builds_and_runs_every_target_on_a_pull_request() -> None:
+    workflow = YAML(typ="safe", pure=True).load(
+        (ROOT / ".github" / "workflows" / "cflite_pr.yml").read_text()
+    )
+    [job] = workflow["jobs"].values()
+    build, run = job["steps"]
+    for step in (build, run):
+        commit = step["uses"].rpartition("@")[2]
+        assert re.fullmatch(r"[0-9a-f]{40}", commit), step["uses"]
+        assert step["with"]["language"] == "python"
+    assert build["uses"].startswith("google/clusterfuzzlite/actions/build_fuzzers@")
+    assert run["uses"].startswith("google/clusterfuzzlite/actions/run_fuzzers@")
+    # No target is left out for being untouched by the change.
+    assert build["with"]["keep-unaffected-fuzz-targets"] is True
+    assert int(run["with"]["fuzz-seconds"]) >= 60 * len(TARGETS)

@@ -276,29 +276,28 @@ def test_write_workspace_refuses_bad_arguments(tmp_path: Path) -> None:
 # -- the host example ------------------------------------------------------------------
 
 
-def test_t93_the_host_example_runs(tmp_path: Path) -> None:
+def test_t93_the_host_example_runs_as_the_readme_says(tmp_path: Path) -> None:
+    # "pytest examples/test_host_fuzz.py" from the checkout: the repository's own
+    # configuration applies (warnings are errors, coverage is measured), but its
+    # coverage floor is the project suite's, not an example's (examples/conftest.py).
+    # The coverage data goes to tmp_path, away from this suite's own.
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
-            "-q",
             "-p",
             "no:cacheprovider",
-            "--no-cov",
-            "--rootdir",
-            str(tmp_path),
-            "-c",
-            os.devnull,
-            "-W",
-            "error",
             "--hypothesis-seed=0",
-            str(ROOT / "examples" / "test_host_fuzz.py"),
+            "examples/test_host_fuzz.py",
         ],
         capture_output=True,
         text=True,
         check=False,
-        cwd=tmp_path,
+        cwd=ROOT,
+        env={**os.environ, "COVERAGE_FILE": str(tmp_path / ".coverage")},
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "2 passed" in result.stdout
+    assert "Required test coverage" not in result.stdout
+    assert "TOTAL" in result.stdout  # coverage was measured, and reported

@@ -17,7 +17,9 @@ T91, T92):
   that can be named, and the message gives the whole path, escaped.
 - SARIF: a JSON document (``json.dumps``, ASCII only); file paths become relative URI
   references of their own bytes, percent-encoded, so that a name holding ``#``, ``?``,
-  ``%``, a backslash or an undecodable byte stays the one path it names.
+  ``%``, a backslash or an undecodable byte stays the one path it names. Each rule is
+  ranked for code scanning (``RULE_RANK``: ``security-severity``, ``security`` and CWE
+  tags, T273) and each result has a fingerprint that leaves line numbers out (T274).
 
 Below ``$GITHUB_WORKSPACE`` (a GitHub Actions checkout), paths are given relative to it.
 """
@@ -25,6 +27,7 @@ Below ``$GITHUB_WORKSPACE`` (a GitHub Actions checkout), paths are given relativ
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -39,9 +42,12 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 __all__ = [
+    "FINGERPRINT_KEY",
     "README_ERRORS",
+    "RULE_RANK",
     "RULE_TEXT",
     "SarifWriter",
+    "fingerprint",
     "github_escape",
     "github_result",
     "github_skipped",
@@ -105,6 +111,69 @@ RULE_TEXT: Final[dict[str, str]] = {
     "too_many_entries": "a folder with more entries than the limit",
     "bug": "an internal error in skillguard: please report it",
 }
+
+
+# How code scanning ranks each rule: ``properties.security-severity`` (CVSS-like, 0.1 to
+# 10: 7.0 and up is "high", 4.0 to 6.9 "medium", below 4.0 "low") and the CWE the rule
+# guards against, where one fits. Every rule is tagged ``security``, so code scanning lists
+# its results as security alerts. A code missing here is ranked "medium" with no CWE
+# (a test keeps this table and RULE_TEXT in step).
+_LINK = (7.5, "CWE-59")  # link following: a loader reading outside the skill
+_SIZE = (5.3, "CWE-400")  # uncontrolled resource consumption
+_HIDDEN = (7.0, "CWE-116")  # text a reviewer does not see but a model reads
+_DIFFERENTIAL = (6.1, "CWE-436")  # interpretation conflict: parsers read it differently
+_FORMAT = (3.1, None)  # not a skill a loader can serve: fails closed, nothing unsafe loads
+RULE_RANK: Final[dict[str, tuple[float, str | None]]] = {
+    "too_large": _SIZE,
+    "bad_encoding": (5.3, "CWE-838"),
+    "control_character": _HIDDEN,
+    "no_opening_fence": _FORMAT,
+    "no_closing_fence": _FORMAT,
+    "frontmatter_too_large": _SIZE,
+    "yaml_syntax": _FORMAT,
+    "yaml_anchor": (6.5, "CWE-776"),
+    "yaml_alias": (6.5, "CWE-776"),
+    "yaml_tag": (7.5, "CWE-502"),
+    "yaml_directive": _DIFFERENTIAL,
+    "yaml_multiple_documents": _DIFFERENTIAL,
+    "yaml_merge_key": (6.5, "CWE-776"),
+    "yaml_complex_key": _DIFFERENTIAL,
+    "yaml_null_key": _DIFFERENTIAL,
+    "yaml_ambiguous": _DIFFERENTIAL,
+    "tab_character": _DIFFERENTIAL,
+    "duplicate_key": _DIFFERENTIAL,
+    "too_deep": _SIZE,
+    "too_many_nodes": _SIZE,
+    "scalar_too_long": _SIZE,
+    "not_a_mapping": _FORMAT,
+    "missing_field": _FORMAT,
+    "wrong_type": _FORMAT,
+    "empty_field": _FORMAT,
+    "malformed_tools": _FORMAT,
+    "field_too_long": _SIZE,
+    "forbidden_character": _HIDDEN,
+    "invalid_name": (4.3, "CWE-20"),
+    "name_mismatch": (4.3, "CWE-20"),
+    "symlink": _LINK,
+    "not_regular_file": (7.5, "CWE-73"),
+    "not_a_directory": (5.3, "CWE-73"),
+    "hardlink": _LINK,
+    "cross_device": _LINK,
+    "path_escape": (8.1, "CWE-22"),
+    "bad_name": _HIDDEN,
+    "hidden_character": _HIDDEN,
+    "missing": _FORMAT,
+    "unreadable": (4.3, None),
+    "no_skill": _FORMAT,
+    "wrong_case_skill_file": _FORMAT,
+    "nested_skill": _FORMAT,
+    "unknown_field": (2.0, None),
+    "metadata_not_string": (2.0, None),
+    "argument_hint_list": (2.0, None),
+    "too_many_entries": _SIZE,
+    "bug": (5.0, None),
+}
+_UNRANKED: Final = (5.0, None)
 
 
 def github_escape(text: str, *, property_value: bool = False) -> str:
@@ -268,13 +337,33 @@ def _location(item: dict[str, Any], fallback_file: str) -> dict[str, Any]:
 
 
 def _rule(code: str) -> dict[str, Any]:
+    severity, cwe = RULE_RANK.get(code, _UNRANKED)
+    tags = ["security"] if cwe is None else ["security", f"external/cwe/{cwe.lower()}", cwe]
     return {
         "id": code,
         "name": "".join(part.capitalize() for part in code.split("_")),
         "shortDescription": {"text": RULE_TEXT.get(code, code)},
         "helpUri": README_ERRORS,
         "help": {"text": f"See the error table in skillguard's README: {README_ERRORS}"},
+        "properties": {"security-severity": f"{severity:.1f}", "tags": tags},
     }
+
+
+# A line or column number inside a message ("line 5, column 1: ...") moves when a line is
+# added above it; the fingerprint leaves it out. (No word boundary: "outline 5" read as
+# "outline N" changes no fingerprint's stability, and the pattern stays linear, T140.)
+_POSITION: Final = re.compile(r"(line|column) [0-9]+")
+FINGERPRINT_KEY: Final = "skillguardFinding/v1"
+
+
+def fingerprint(uri: str, code: str, message: str, repeat: int) -> str:
+    """The ``partialFingerprints`` value of one result: a SHA-256 of where it is (the
+    artifact's URI, never the line), its rule, its message with every line and column
+    number left out, and how many identical results came before it in the same skill.
+    The same finding keeps it across runs, when lines are added above it."""
+    text = _POSITION.sub(r"\1 N", message)
+    digest = hashlib.sha256("\0".join((uri, code, text, str(repeat))).encode("utf-8"))
+    return digest.hexdigest()
 
 
 # Every rule skillguard has, in a fixed order, so that the driver (and each result's
@@ -295,6 +384,7 @@ class SarifWriter:
     def __init__(self, out: TextIO, *, version: str) -> None:
         self._out = out
         self._written = 0
+        self._seen: dict[tuple[str, str, str], int] = {}
         driver = {
             "name": "skillguard",
             "version": version,
@@ -327,7 +417,15 @@ class SarifWriter:
             sarif_result["ruleIndex"] = _RULE_INDEX[item["code"]]
         sarif_result["level"] = level
         sarif_result["message"] = {"text": terminal_line(item["message"])}
-        sarif_result["locations"] = [_location(item, fallback_file)]
+        location = _location(item, fallback_file)
+        sarif_result["locations"] = [location]
+        uri = location["physicalLocation"]["artifactLocation"]["uri"]
+        same = (uri, item["code"], _POSITION.sub(r"\1 N", item["message"]))
+        repeat = self._seen.get(same, 0)
+        self._seen[same] = repeat + 1
+        sarif_result["partialFingerprints"] = {
+            FINGERPRINT_KEY: fingerprint(uri, item["code"], item["message"], repeat)
+        }
         text = json.dumps(sarif_result, indent=2, ensure_ascii=True).replace("\n", "\n        ")
         text = json_log_safe(text)
         self._out.write(f"{',' if self._written else ''}\n        {text}")
@@ -335,11 +433,15 @@ class SarifWriter:
 
     def result(self, result: dict[str, Any]) -> None:
         """Write each error and warning of one checked skill."""
+        # Identical findings are told apart by their order within one skill, so the
+        # list of what was seen is kept per skill, not per run.
+        self._seen.clear()
         for finding in _findings(result):
             self._write(*finding)
 
     def skipped(self, entry: dict[str, Any]) -> None:
         """Write one skipped entry: an error when skips fail the run, else a warning."""
+        self._seen.clear()
         self._write(*_skipped_finding(entry))
 
     def close(self) -> None:

@@ -132,6 +132,11 @@ def build_parser(words: Sequence[str] | None = None) -> _Parser:
         help="fail the run when any entry was skipped (a too-deep folder, for example)",
     )
     validate.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when a skill fails (findings are still printed): for report-only jobs",
+    )
+    validate.add_argument(
         "paths",
         nargs="+",
         metavar="PATH",

@@ -10,6 +10,7 @@ since a loader would refuse to serve a symlinked, special or hard-linked resourc
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import attrs
@@ -39,6 +40,7 @@ __all__ = [
     "FOLDER_PROBLEMS",
     "MAX_VALIDATE_FOLDERS",
     "Found",
+    "ReportKeys",
     "Scan",
     "iter_scan",
     "scan_for_skills",
@@ -152,6 +154,60 @@ def iter_scan(
     if not any_found:
         error = SkillNotFoundError("no_skill", f"no folder holding {SKILL_FILE} was found")
         yield Found(path, None, error=error)
+
+
+class ReportKeys:
+    """What each result of ``iter_scan(path)`` is about, the same whichever PATH reached
+    it, so that overlapping PATHs report each thing once (threat-model.md T270).
+
+    Only the operator's PATH (or, for a file, its folder) is resolved, as the OS resolves
+    it, once; below it a key is the path the walk wrote, which entered no link. A skill
+    folder is keyed as the folder (its ``SKILL.md`` given as a PATH is that folder), with
+    the name it was checked under and the code it was refused with, if it was: a link
+    found while searching a root (a ``symlink`` error) and the same link given as a PATH
+    (the operator's alias, checked under its own name) stay two results. A skipped entry
+    is keyed by its path and code.
+    """
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        try:
+            self._parent = split_operator_path(path)[0]
+        except OSError:  # the working folder was removed: the parent as written
+            self._parent = path.rstrip("/").rpartition("/")[0] or "."
+        self._resolved: dict[str, str] = {}
+
+    def _real(self, path: str) -> str:
+        if path not in self._resolved:
+            try:
+                self._resolved[path] = os.path.realpath(path)
+            except OSError:  # the working folder was removed: the path stays as given
+                self._resolved[path] = path
+        return self._resolved[path]
+
+    def _where(self, shown: str) -> str:
+        path = self._path
+        if shown in (path, _tidy(path)):
+            # The PATH itself: its folders resolved, its last name as written.
+            head, tail = os.path.split(path.rstrip("/") or "/")
+            if tail in ("", ".", ".."):
+                return self._real(path)
+            return os.path.join(self._real(head or "."), tail)
+        for base in (path, self._parent):
+            below = _join(base, "x")[:-1]  # how iter_scan writes a path below base
+            if shown.startswith(below):
+                return os.path.join(self._real(base), shown[len(below) :])
+        return shown  # not below the PATH: named as written
+
+    def __call__(self, item: Found | Skipped) -> tuple[str, ...]:
+        where = self._where(item.path)
+        if isinstance(item, Found):
+            head, tail = os.path.split(where)
+            if tail == SKILL_FILE or is_case_variant(tail):
+                where = head
+            refused = item.error.code if item.error is not None else ""
+            return ("found", where, item.folder or "", refused)
+        return ("skipped", where, item.code)
 
 
 def _flat(scan: Scan) -> Iterator[Found | Skipped]:

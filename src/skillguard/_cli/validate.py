@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 import attrs
 
 from skillguard._cli.ci import SarifWriter, github_result, github_skipped, json_log_safe, log_safe
-from skillguard._cli.scan import Found, iter_scan
+from skillguard._cli.scan import Found, ReportKeys, iter_scan
 from skillguard._core.errors import SkillError, safe_repr
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._core.text import terminal_line
@@ -188,11 +188,23 @@ def run_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             else:
                 spool.write(json.dumps(_printed(entry), ensure_ascii=True) + "\n")
 
+        # Overlapping PATHs (a root and a folder inside it, a root and a link to it) reach
+        # some skills twice: each is reported once, for the first PATH that reached it
+        # (threat-model.md T270). The keys are paths, a few short strings per result,
+        # kept only when there are several PATHs: one walk never reaches a thing twice.
+        reported: set[tuple[str, ...]] = set()
+        overlap = len(args.paths) > 1
         for path in args.paths:
+            report_key = ReportKeys(path)
             try:
                 for item in iter_scan(
                     path, max_depth=args.max_depth, max_dirs=args.max_folders, limits=limits
                 ):
+                    if overlap:
+                        key = report_key(item)
+                        if key in reported:
+                            continue
+                        reported.add(key)
                     if isinstance(item, Found):
                         emit(_check(item, args.profile, namespaces=args.namespaces))
                         continue
@@ -218,7 +230,8 @@ def run_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             spool.seek(0)
             _finish(args.format, spool, summary, counts["shown"], out, err)
     failed = summary["failed"] > 0 or (args.fail_on_skipped and summary["skipped"] > 0)
-    return EXIT_FAILED if failed else EXIT_OK
+    # --exit-zero: a report-only job prints every finding and goes on.
+    return EXIT_FAILED if failed and not args.exit_zero else EXIT_OK
 
 
 def _finish(
