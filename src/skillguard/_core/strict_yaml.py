@@ -235,6 +235,31 @@ def _block_scalar_problem(text: str, event: Any) -> str | None:  # noqa: ANN401
     return None
 
 
+def _check_styled(
+    event: Any,  # noqa: ANN401
+    value: str,
+    style: str,
+    text: str,
+    may_escape: bool,
+    first_line: int,
+) -> None:
+    """The rules of a quoted or block scalar (a plain one has none of these)."""
+    if style == '"':
+        # Checked before the length: a lone surrogate from an escape cannot be UTF-8
+        # encoded.
+        if may_escape and _ESCAPED_FORBIDDEN_RE.search(value):
+            _fail(
+                "control_character",
+                "an escape sequence spells a forbidden control character",
+                event,
+                first_line,
+            )
+    elif style != "'":
+        problem = _block_scalar_problem(text, event)
+        if problem is not None:
+            _fail("yaml_ambiguous", problem, event, first_line)
+
+
 def _check_lines(text: str, first_line: int) -> None:
     if not (text.startswith(("%", "...")) or "\n%" in text or "\n..." in text):
         return
@@ -382,7 +407,17 @@ def _compose(
     top: Any = None  # the top-level mapping, once started
     key_marks: dict[str, Any] = {}
     cur_is_map = False
-    key: Any = _NO_KEY
+    # Module names read once: the loop below runs once per event, and a local is the
+    # cheapest name to read. The common frontmatter (plain scalars in block mappings,
+    # short sequences) takes the first branch and its first test each time.
+    no_key: Any = _NO_KEY
+    scalar_event = ScalarEvent
+    mapping_start = MappingStartEvent
+    sequence_start = SequenceStartEvent
+    mapping_end = MappingEndEvent
+    sequence_end = SequenceEndEvent
+    frozen_map = FrozenMap
+    key: Any = no_key
 
     while True:
         try:
@@ -391,26 +426,13 @@ def _compose(
             raise syntax_error(exc, first_line, what) from exc
         cls = type(event)
 
-        if cls is ScalarEvent:
+        if cls is scalar_event:
             if event.anchor is not None or event.ctag is not None:
                 _fail_properties(event, first_line)
             value: str = event.value
             style = event.style  # "" (C) or None (pure) when plain
             if style:
-                if style == '"':
-                    # Checked before the length: a lone surrogate from an escape
-                    # cannot be UTF-8 encoded.
-                    if may_escape and _ESCAPED_FORBIDDEN_RE.search(value):
-                        _fail(
-                            "control_character",
-                            "an escape sequence spells a forbidden control character",
-                            event,
-                            first_line,
-                        )
-                elif style != "'":
-                    problem = _block_scalar_problem(text, event)
-                    if problem is not None:
-                        _fail("yaml_ambiguous", problem, event, first_line)
+                _check_styled(event, value, style, text, may_escape, first_line)
                 if quoted_spans is not None and style in _QUOTED:
                     quoted_spans.append((event.start_mark.index, event.end_mark.index))
             elif in_flow and (":" in value or "?" in value):
@@ -434,39 +456,50 @@ def _compose(
             if nodes > max_nodes:
                 _fail("too_many_nodes", f"more than {max_nodes} YAML nodes", event, first_line)
             if cur_is_map:
-                if key is _NO_KEY:
-                    if value in cur:
-                        _fail(
-                            "duplicate_key",
-                            f"duplicate key {safe_repr(value)}",
-                            event,
-                            first_line,
-                            key=value,
-                        )
-                    if not value and not style:
-                        # An empty plain key is YAML's null; libyaml refuses some forms
-                        # the pure parser accepts, and a null key is no field name.
-                        _fail("yaml_null_key", "a mapping key is empty", event, first_line)
-                    if value == "<<":
-                        _fail("yaml_merge_key", "merge keys are not allowed", event, first_line)
-                    key = value
-                    if cur is top:
-                        key_marks[value] = event.start_mark
-                else:
+                if key is not no_key:
                     cur[key] = value
-                    key = _NO_KEY
+                    key = no_key
+                    continue
+                if value in cur:
+                    _fail(
+                        "duplicate_key",
+                        f"duplicate key {safe_repr(value)}",
+                        event,
+                        first_line,
+                        key=value,
+                    )
+                if not value and not style:
+                    # An empty plain key is YAML's null; libyaml refuses some forms
+                    # the pure parser accepts, and a null key is no field name.
+                    _fail("yaml_null_key", "a mapping key is empty", event, first_line)
+                if value == "<<":
+                    _fail("yaml_merge_key", "merge keys are not allowed", event, first_line)
+                key = value
+                if cur is top:
+                    key_marks[value] = event.start_mark
             elif cur is not None:
                 cur.append(value)
             else:
                 _fail("not_a_mapping", f"{what} must be a mapping", event, first_line)
 
-        elif cls is MappingStartEvent or cls is SequenceStartEvent:
+        elif cls is mapping_end or cls is sequence_end:
+            done = cur
+            cur, cur_is_map, key, in_flow = stack.pop()
+            if cur is None:
+                result = done
+            elif cur_is_map:
+                cur[key] = frozen_map(done) if type(done) is dict else tuple(done)
+                key = no_key
+            else:
+                cur.append(frozen_map(done) if type(done) is dict else tuple(done))
+
+        elif cls is mapping_start or cls is sequence_start:
             if event.anchor is not None or event.ctag is not None:
                 _fail_properties(event, first_line)
-            is_map = cls is MappingStartEvent
+            is_map = cls is mapping_start
             if cur is None and not is_map:
                 _fail("not_a_mapping", f"{what} must be a mapping", event, first_line)
-            if cur_is_map and key is _NO_KEY:
+            if cur_is_map and key is no_key:
                 _fail("yaml_complex_key", "mapping keys must be scalars", event, first_line)
             if len(stack) >= max_depth:
                 _fail("too_deep", f"nesting deeper than {max_depth}", event, first_line)
@@ -479,18 +512,7 @@ def _compose(
             if top is None:
                 top = cur
             cur_is_map = is_map
-            key = _NO_KEY
-
-        elif cls is MappingEndEvent or cls is SequenceEndEvent:
-            done = cur
-            cur, cur_is_map, key, in_flow = stack.pop()
-            if cur is None:
-                result = done
-            elif cur_is_map:
-                cur[key] = FrozenMap(done) if type(done) is dict else tuple(done)
-                key = _NO_KEY
-            else:
-                cur.append(FrozenMap(done) if type(done) is dict else tuple(done))
+            key = no_key
 
         elif cls is AliasEvent:
             _fail("yaml_alias", "aliases are not allowed", event, first_line)
