@@ -25,9 +25,8 @@ and the body rule of step 6 are independent of one another and are all applied.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -49,9 +48,6 @@ __all__ = [
     "parse_skill",
     "parse_skill_with",
 ]
-
-
-_T = TypeVar("_T")
 
 
 @attrs.frozen
@@ -197,16 +193,12 @@ def _parse(
     )
 
 
-def _attempt(errors: list[MalformedSkillError] | None, check: Callable[[], _T]) -> _T | None:
-    """Run one independent field check: raise its error (``parse_skill``), or collect it
-    and go on with the next field (``check_skill``)."""
+def _keep(errors: list[MalformedSkillError] | None, exc: MalformedSkillError) -> None:
+    """One independent field check failed: raise its error (``parse_skill``), or
+    collect it so that the next field is checked too (``check_skill``)."""
     if errors is None:
-        return check()
-    try:
-        return check()
-    except MalformedSkillError as exc:
-        errors.append(exc)
-        return None
+        raise exc
+    errors.append(exc)
 
 
 def _build(
@@ -218,36 +210,50 @@ def _build(
     profile: Profile,
     errors: list[MalformedSkillError] | None,
 ) -> Skill | None:
+    # Each rule runs once, in the order parse_skill raises them; a try block costs
+    # nothing when no error is raised, so both passes share this one path.
     expected_name, namespaces = expected
     check = Fields(fields, lines, profile)
-    for required in ("name", "description"):
-        if required not in fields:
-            missing = MalformedSkillError(
-                "missing_field", f"the required field {required!r} is missing", key=required
-            )
-            if errors is None:
-                raise missing
-            errors.append(missing)
-    named = (
-        _attempt(errors, lambda: check.name(expected_name, namespaces=namespaces))
-        if "name" in fields
-        else None
-    )
-    namespace, name = named if named is not None else (None, None)
-    description = (
-        _attempt(
-            errors, lambda: check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
-        )
-        if "description" in fields
-        else None
-    )
+    has_name = "name" in fields
+    has_description = "description" in fields
+    if not (has_name and has_description):
+        for required, present in (("name", has_name), ("description", has_description)):
+            if not present:
+                _keep(
+                    errors,
+                    MalformedSkillError(
+                        "missing_field",
+                        f"the required field {required!r} is missing",
+                        key=required,
+                    ),
+                )
+    namespace = name = description = None
+    if has_name:
+        try:
+            namespace, name = check.name(expected_name, namespaces=namespaces)
+        except MalformedSkillError as exc:
+            _keep(errors, exc)
+    if has_description:
+        try:
+            description = check.text("description", DESCRIPTION_MAX, relax_length=check.compat)
+        except MalformedSkillError as exc:
+            _keep(errors, exc)
     body, body_line = body_at
-    _attempt(errors, lambda: check.body(body, body_line))
-    # Optional fields are checked only when present: most skills have two to four.
+    try:
+        check.body(body, body_line)
+    except MalformedSkillError as exc:
+        _keep(errors, exc)
+    # Optional fields are checked only when present (most skills have two to four),
+    # in the order of _OPTIONAL.
     optional: dict[str, object] = {}
-    for key, attribute, read in _OPTIONAL:
-        if key in fields:
-            optional[attribute] = _attempt(errors, functools.partial(read, check))
+    if len(fields) > has_name + has_description:
+        for key, attribute, read in _OPTIONAL:
+            if key in fields:
+                try:
+                    optional[attribute] = read(check)
+                except MalformedSkillError as exc:
+                    _keep(errors, exc)
+                    optional[attribute] = None
     if errors:
         return None
     assert name is not None  # without errors, both required fields were read
