@@ -216,7 +216,7 @@ def make_skills_ref(paths: list[Path]) -> Callable[[], None] | None:
 
 def make_abstractskill(paths: list[Path]) -> Callable[[], None] | None:
     try:
-        from abstractskill import parse_skill_md  # type: ignore[import-untyped]
+        from abstractskill import parse_skill_md  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:
         return None
 
