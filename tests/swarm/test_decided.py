@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skillguard import ApprovalDeniedError, Decision, SkillUsageError, TrustStore
+from skillguard import AgentSkills, ApprovalDeniedError, Decision, SkillUsageError, TrustStore
 from tests.swarm.test_host_api import Refuses, decided, make_loader, records
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from skillguard import PreparedLoad
 
 
 def test_t300_an_out_of_band_pin_is_written_by_the_loaders_trust_store(tmp_path: Path) -> None:
@@ -98,3 +100,28 @@ def test_t301_a_decision_whose_fields_turn_invalid_is_no_decision(tmp_path: Path
         lead.load("notes")
     assert caught.value.code == "not_a_decision"
     assert "_TurnsInvalid" in caught.value.reason
+
+
+@pytest.mark.parametrize("out_of_band", [True, False])
+def test_t303_a_sub_agents_prepared_load_is_redeemed_only_under_its_parent(
+    tmp_path: Path, out_of_band: bool
+) -> None:
+    loader = make_loader(tmp_path, lambda _: Decision(approved=True, by="alice"))
+    child = loader.bind("coder", parent=loader.bind("lead"))
+    plain = loader.bind("coder")  # the same agent, bound on its own
+
+    def load(handle: AgentSkills, prepared: PreparedLoad) -> str:
+        if out_of_band:
+            return handle.load(prepared, decision=decided(prepared)).name
+        return handle.load(prepared).name
+
+    for issuer, other in ((child, plain), (plain, child)):
+        prepared = issuer.prepare("notes")
+        with pytest.raises(ApprovalDeniedError) as caught:
+            load(other, prepared)
+        assert caught.value.code == "not_issued"
+    assert load(child, child.prepare("notes")) == "notes"
+    # Every record of the child's load names its parent; none of the plain handle's.
+    for record in records(tmp_path):
+        if record["event"] in ("approval_granted", "load_granted"):
+            assert record.get("parent") == "lead"

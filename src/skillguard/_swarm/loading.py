@@ -423,7 +423,7 @@ class LoadingMixin:
             assert skill is not None
             self._check_invocation(skill, by_user=by_user)
             return self._grant_embedded(skill, getattr(prepared, "execution_id", None))
-        issued = self._state.pending.redeem(self.agent, prepared)
+        issued = self._state.pending.redeem(self.agent, prepared, self.parent)
         if issued is None or issued.request.skill != name or issued.by_user != by_user:
             error = ApprovalDeniedError(
                 "not_issued",
