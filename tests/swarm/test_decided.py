@@ -8,6 +8,8 @@ threat-model.md.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -125,3 +127,31 @@ def test_t303_a_sub_agents_prepared_load_is_redeemed_only_under_its_parent(
     for record in records(tmp_path):
         if record["event"] in ("approval_granted", "load_granted"):
             assert record.get("parent") == "lead"
+
+
+def test_t220_an_out_of_band_decision_racing_the_approver_loses_cleanly(tmp_path: Path) -> None:
+    asked = threading.Event()
+    release = threading.Event()
+
+    def slow(request: object) -> Decision:
+        del request
+        asked.set()
+        release.wait(30)
+        return Decision(approved=True, by="approver")
+
+    lead = make_loader(tmp_path, slow).bind("lead")
+    prepared = lead.prepare("notes")
+
+    async def race() -> str:
+        waiting = asyncio.ensure_future(lead.aload(prepared, timeout=60))
+        await asyncio.get_running_loop().run_in_executor(None, asked.wait, 30)
+        # The approver holds the receipt: a decision for it now is refused, audited.
+        with pytest.raises(ApprovalDeniedError) as caught:
+            lead.load(prepared, decision=decided(prepared))
+        assert caught.value.code == "not_issued"
+        release.set()
+        return (await waiting).name
+
+    assert asyncio.run(race()) == "notes"
+    granted = [r for r in records(tmp_path) if r["event"] == "approval_granted"]
+    assert [r["approver"] for r in granted] == ["approver"]
