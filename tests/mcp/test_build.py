@@ -11,7 +11,15 @@ pytest.importorskip("mcp")
 
 import mcp_types as types
 
-from skillguard import AllowPolicy, Decision, EmbeddedSkills, Loader, SkillUsageError, deny_all
+from skillguard import (
+    AllowPolicy,
+    Decision,
+    EmbeddedSkills,
+    Loader,
+    SkillUsageError,
+    TrustStore,
+    deny_all,
+)
 from skillguard.mcp import build_server, elicit
 from skillguard.mcp._elicit import client_label
 from skillguard.mcp._server import _execution_id
@@ -150,3 +158,21 @@ def test_t242_a_connection_that_cannot_carry_a_request_asks_nobody(
     with loader:
         run(scenario)
     assert asked == []
+
+
+def test_t304_deny_refuses_a_loader_whose_approver_would_answer(tmp_path: Path) -> None:
+    # "deny" promises that a workspace skill is served only when pinned: a loader whose
+    # own approver says yes (or asks someone) would break that promise silently.
+    def yes(request: object) -> Decision:
+        del request
+        return Decision(approved=True, by="auto")
+
+    with pytest.raises(SkillUsageError, match="deny_all") as caught:
+        build_server(handle(tmp_path, yes))
+    assert caught.value.code == "bad_argument"
+    store = TrustStore(tmp_path / "trust.json")
+    with pytest.raises(SkillUsageError, match="deny_all"):
+        build_server(handle(tmp_path / "pinning", store.approver(yes)), approve="deny")
+    # What a pin alone decides, or elicitation turned off, is "deny".
+    assert build_server(handle(tmp_path / "pins", store.approver(deny_all))).name
+    assert build_server(handle(tmp_path / "off", elicit), approve="deny").name

@@ -117,6 +117,8 @@ def _clean(value: object) -> object:
     if value is None or isinstance(value, (bool, int)):
         return value
     text = str(value)
+    # Escaping only lengthens it: cut first, so a peer's huge text costs a field (T302).
+    text = text[: _MAX_FIELD_CHARS + 1]
     if text.isascii() and text.isprintable() and "\\" not in text:
         return text if len(text) <= _MAX_FIELD_CHARS else text[:_MAX_FIELD_CHARS] + "..."
     escaped = text.encode("unicode_escape").decode("ascii")

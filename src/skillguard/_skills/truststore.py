@@ -40,6 +40,7 @@ from skillguard._skills.approval import (
     ApprovalError,
     ApprovalRequest,
     Decision,
+    _NotADecision,
     deny_all,
     not_a_decision,
 )
@@ -51,7 +52,16 @@ if TYPE_CHECKING:
 
     from skillguard._skills.approval import Approver, AsyncApprover
 
-__all__ = ["Pin", "PinningApprover", "TrustStore", "is_digest", "pin_failure", "pin_key"]
+__all__ = [
+    "Pin",
+    "PinningApprover",
+    "TrustStore",
+    "is_digest",
+    "pin_decision",
+    "pin_failure",
+    "pin_key",
+    "read_once",
+]
 
 TRUST_STORE_VERSION = 2
 # The most a trust store file may hold, read or written. A pin takes about 290 bytes
@@ -371,24 +381,49 @@ class PinningApprover:
         if not isinstance(decision, Decision):
             # Passed on as what it is, so that the load says what came back.
             return not_a_decision(decision, "no valid answer")
-        if decision.digest is not None and decision.digest != request.digest:
-            return decision  # an answer about another snapshot: never pinned (refused)
-        if decision.approved and decision.scope == "pin":
-            name, source = pin_key(request)
-            try:
-                self.store.pin(
-                    name, request.digest, decision.by, source=source, skill_sha256=request.sha256
-                )
-            except SkillError as exc:
-                # The human approved: that answers this request. Only the pin failed
-                # (a full disk, a full store, a name no pin can hold), and the loader
-                # records it as such (pin_failed); the next request asks again.
-                return _Unpinned(
-                    approved=True,
-                    by=decision.by,
-                    scope="pin",
-                    reason=decision.reason,
-                    digest=decision.digest,
-                    failure=exc,
-                )
-        return decision
+        return pin_decision(self.store, request, decision)
+
+
+def read_once(answer: object) -> object:
+    """An approver's *answer*; a ``Decision`` of a class of the host's own is rebuilt
+    as a plain one, each field read once and checked again, so that properties that
+    answer one check one thing and the next another cannot get past a check (T301).
+    One whose fields are not valid is no decision (``not_a_decision``)."""
+    if not isinstance(answer, Decision) or type(answer) in (Decision, _NotADecision, _Unpinned):
+        return answer
+    try:
+        return Decision(
+            approved=answer.approved,
+            by=answer.by,
+            scope=answer.scope,
+            reason=answer.reason,
+            digest=answer.digest,
+        )
+    except SkillUsageError:
+        returned = terminal_line(type(answer).__name__)[:64]
+        return _NotADecision(approved=False, by="no valid answer", returned=returned)
+
+
+def pin_decision(store: TrustStore, request: ApprovalRequest, decision: Decision) -> Decision:
+    """*decision*, once *store* pinned what it asks to pin: an approval with
+    ``scope="pin"`` for *request*'s own digest is pinned; one whose pin could not be
+    written is returned marked (``pin_failure``); any other is returned as it is."""
+    if decision.digest is not None and decision.digest != request.digest:
+        return decision  # an answer about another snapshot: never pinned (refused)
+    if decision.approved and decision.scope == "pin":
+        name, source = pin_key(request)
+        try:
+            store.pin(name, request.digest, decision.by, source=source, skill_sha256=request.sha256)
+        except SkillError as exc:
+            # The human approved: that answers this request. Only the pin failed
+            # (a full disk, a full store, a name no pin can hold), and the loader
+            # records it as such (pin_failed); the next request asks again.
+            return _Unpinned(
+                approved=True,
+                by=decision.by,
+                scope="pin",
+                reason=decision.reason,
+                digest=decision.digest,
+                failure=exc,
+            )
+    return decision

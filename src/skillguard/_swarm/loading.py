@@ -37,7 +37,7 @@ from skillguard._skills.approval import (
     request_cost,
     returned_type,
 )
-from skillguard._skills.truststore import pin_failure
+from skillguard._skills.truststore import pin_decision, pin_failure, read_once
 from skillguard._swarm.errors import NotGrantedError, unknown
 from skillguard._swarm.pending import Flight, Issued, check_timeout
 from skillguard._swarm.served import LoadedSkill, PreparedLoad
@@ -232,7 +232,8 @@ class LoadingMixin:
         digest of the request issued for *target*, checked as an approver's answer is
         (single use, this agent, this loader), and audited with ``channel``
         ``out_of_band`` (T220)."""
-        if not isinstance(decision, Decision):
+        decision = read_once(decision)
+        if not isinstance(decision, Decision) or returned_type(decision) is not None:
             raise SkillUsageError("bad_argument", "decision must be a skillguard.Decision")
         skill = getattr(target, "skill", None)
         if (
@@ -252,8 +253,13 @@ class LoadingMixin:
                 "an out-of-band decision must carry the digest of the request the human "
                 "saw: Decision(..., digest=prepared.digest)",
             )
+        store = self._loader.trust_store
+        if decision.approved and decision.scope == "pin" and store is None:  # T300
+            raise SkillUsageError("bad_argument", "scope='pin' needs a Loader with a trust store")
         issued = self._claim(target, by_user=by_user)
         assert isinstance(issued, Issued)  # not an embedded skill's: checked above
+        if store is not None:  # pinned as its approver pins an approver's answer (T300)
+            decision = pin_decision(store, issued.request, decision)
         return self._decide(issued, decision, channel=OUT_OF_BAND)
 
     @traced("skillguard.load")
@@ -417,7 +423,7 @@ class LoadingMixin:
             assert skill is not None
             self._check_invocation(skill, by_user=by_user)
             return self._grant_embedded(skill, getattr(prepared, "execution_id", None))
-        issued = self._state.pending.redeem(self.agent, prepared)
+        issued = self._state.pending.redeem(self.agent, prepared, self.parent)
         if issued is None or issued.request.skill != name or issued.by_user != by_user:
             error = ApprovalDeniedError(
                 "not_issued",
@@ -449,6 +455,7 @@ class LoadingMixin:
         note = (
             f"one answer for concurrent requests, asked as {shared_with}" if shared_with else None
         )
+        answer = read_once(answer)
         returned = returned_type(answer)
         if returned is not None or not isinstance(answer, Decision):
             close = getattr(answer, "close", None)

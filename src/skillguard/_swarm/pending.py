@@ -210,9 +210,12 @@ class PendingApprovals:
             del self._pending_bytes[agent]
         return gone
 
-    def redeem(self, agent: str, prepared: PreparedLoad) -> Issued | None:
-        """The record of *prepared* if this loader issued it to *agent* and nobody used
-        it yet (single use), else ``None``."""
+    def redeem(
+        self, agent: str, prepared: PreparedLoad, parent: str | None = None
+    ) -> Issued | None:
+        """The record of *prepared* if this loader issued it to *agent* (a sub-agent's
+        handle under *parent*, or one bound on its own for ``None``: T303) and nobody
+        used it yet (single use), else ``None``."""
         request = getattr(prepared, "request", None)
         request_id = getattr(request, "request_id", None)
         if not isinstance(request_id, str):
@@ -222,6 +225,8 @@ class PendingApprovals:
             issued = queue.get(request_id) if queue is not None else None
             if issued is None or issued.prepared is not prepared:
                 return None
+            if getattr(issued.auditor, "parent", None) != parent:
+                return None  # another handle's of this agent: its records name another parent
             del queue[request_id]  # type: ignore[union-attr]
             self._pending_bytes[agent] -= issued.cost
             if not queue:

@@ -37,6 +37,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from skillguard._audit.origin import origin
 from skillguard._core.errors import MalformedSkillError, SkillError, SkillUsageError, safe_repr
 from skillguard._core.version import __version__
+from skillguard._skills.approval import deny_all
 from skillguard._skills.tool import TOOL_NAME
 from skillguard._skills.truststore import PinningApprover
 from skillguard._swarm.handle import AgentSkills
@@ -266,11 +267,12 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
     return declared.form is not None or declared.url is None
 
 
-def _asks_through_client(handle: AgentSkills) -> bool:
+def _fallback(handle: AgentSkills) -> object:
+    """Who answers for the handle's loader when no pin does."""
     approver = handle._loader.approver  # noqa: SLF001
     if isinstance(approver, PinningApprover):
         approver = approver.fallback
-    return approver is elicit
+    return approver
 
 
 def build_server(handle: AgentSkills, *, approve: str = "deny") -> Server[Any]:
@@ -284,17 +286,27 @@ def build_server(handle: AgentSkills, *, approve: str = "deny") -> Server[Any]:
     server.create_initialization_options())``) or with ``serve_stdio``.
 
     Raises ``SkillUsageError`` for a handle that is not an ``AgentSkills``, an
-    unknown *approve*, or ``"elicit"`` with a loader that cannot elicit.
+    unknown *approve*, ``"elicit"`` with a loader that cannot elicit, or ``"deny"``
+    with a loader whose approver (behind its trust store's) is not ``deny_all`` or
+    ``elicit``: another would be asked, or say yes, where ``"deny"`` serves only pins.
     """
     if not isinstance(handle, AgentSkills):
         raise SkillUsageError("bad_argument", "build_server takes an AgentSkills handle")
     if approve not in ("deny", "elicit"):
         raise SkillUsageError("bad_argument", "approve must be 'deny' or 'elicit'")
-    if approve == "elicit" and not _asks_through_client(handle):
+    if approve == "elicit" and _fallback(handle) is not elicit:
         raise SkillUsageError(
             "bad_argument",
             "approve='elicit' needs a Loader built with approver=skillguard.mcp.elicit "
             "(or TrustStore(...).approver(elicit))",
+        )
+    fallback = _fallback(handle)
+    if approve == "deny" and fallback is not deny_all and fallback is not elicit:
+        # Another approver would be asked, or say yes, where "deny" promises a pin (T304).
+        raise SkillUsageError(
+            "bad_argument",
+            "approve='deny' serves a workspace skill only when pinned: it needs a Loader "
+            "built with approver=skillguard.deny_all (or TrustStore(...).approver(deny_all))",
         )
     tools = _Tools(handle, "elicit" if approve == "elicit" else "deny")
     return _SkillServer(
