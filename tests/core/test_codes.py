@@ -57,6 +57,7 @@ NOT_ERROR_BUILDERS = {
     "note": "_agents/install_plan.py: an InstallFinding note (OTHER_CODES)",
     "_conflict": "_agents/install.py: an InstallFinding conflict (OTHER_CODES)",
     "_set_document": "_cli/audit.py: a JSON document of an exit status already decided",
+    "fingerprint": "_cli/ci.py: a SARIF result's fingerprint over a code already reported",
 }
 
 
