@@ -315,3 +315,19 @@ def test_the_docs_include_the_security_documents_instead_of_copying_them() -> No
     ):
         assert (DOCS / page).read_text() == f'--8<-- "{source}"\n'
         assert (ROOT / source).is_file()
+
+
+def test_tox_and_ci_build_the_docs_with_warnings_as_errors() -> None:
+    tox = (ROOT / "tox.ini").read_text()
+    section = tox.split("[testenv:docs]", 1)[1].split("\n[", 1)[0]
+    assert "mkdocs build --strict" in section
+    assert "tests/docs_reference_check.py" in section
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'mkdocs" build --quiet --strict' in ci
+    assert "tests/docs_reference_check.py" in ci
+    # The docs extra is pinned, as the gate tools are.
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    extra = pyproject.split("\ndocs = [", 1)[1].split("]", 1)[0]
+    pins = re.findall(r'"([\w-]+)(==[\w.]+)?"', extra)
+    assert pins
+    assert all(version for _, version in pins), pins
