@@ -331,3 +331,21 @@ def test_tox_and_ci_build_the_docs_with_warnings_as_errors() -> None:
     pins = re.findall(r'"([\w-]+)(==[\w.]+)?"', extra)
     assert pins
     assert all(version for _, version in pins), pins
+
+
+def test_the_cli_reference_carries_every_commands_generated_help() -> None:
+    # docs/hooks.py is the MkDocs hook that fills the marker when the site is built.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec is not None
+    assert spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (DOCS / "reference" / "cli.md").read_text()
+    assert hooks.MARKER in page
+    built = hooks.on_page_markdown(page)
+    assert hooks.MARKER not in built
+    for words, _ in _commands(build_parser()):
+        assert f"### `{' '.join(('skillguard', *words))}`\n" in built, words
+    assert built.count("\nexample:\n  skillguard ") == len(hooks.commands(build_parser()))
