@@ -606,3 +606,16 @@ def test_every_prelude_name_is_one_an_example_uses(world: Path) -> None:
         used |= free_names(_Placeholders().visit(ast.parse(block.text)))
     with prelude(world) as names:
         assert set(names) == used
+
+
+def test_every_policy_the_docs_show_is_a_valid_policy() -> None:
+    # The README's short policy and the tutorial's full one (the prelude's policy.yaml).
+    policies = [
+        b
+        for b in BLOCKS
+        if b.language == "yaml" and b.text.startswith(("agents:", "# policy.yaml"))
+    ]
+    assert {b.page for b in policies} >= {"README.md", "docs/tutorials/swarm.md"}
+    for block in policies:
+        policy = skillguard.AllowPolicy.from_yaml(block.text.encode())
+        assert "planner" in policy.agents, f"{block.page}:{block.line}"
