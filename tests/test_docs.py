@@ -349,3 +349,13 @@ def test_the_cli_reference_carries_every_commands_generated_help() -> None:
     for words, _ in _commands(build_parser()):
         assert f"### `{' '.join(('skillguard', *words))}`\n" in built, words
     assert built.count("\nexample:\n  skillguard ") == len(hooks.commands(build_parser()))
+
+
+def test_every_docs_page_has_one_title() -> None:
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text()
+        if text.startswith("--8<--"):
+            continue  # an included document: its own title
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+        titles = re.findall(r"^# .+$", prose, flags=re.MULTILINE)
+        assert len(titles) == 1, (page, titles)
