@@ -1,4 +1,6 @@
-"""The documents stay true: every error code raised in src/ is in README's table."""
+"""The documents stay true: every error code raised in src/ is in the docs' error table,
+every audit event and command option is documented, and the README opens with the
+commands CI runs."""
 
 from __future__ import annotations
 
@@ -15,6 +17,17 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "skillguard"
+DOCS = ROOT / "docs"
+ERRORS_PAGE = DOCS / "reference" / "errors.md"
+EVENTS_PAGE = DOCS / "reference" / "audit-events.md"
+
+
+def _all_pages() -> str:
+    """README.md and every page of the docs site, one after the other."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    return "\n".join(page.read_text() for page in pages)
+
+
 ERROR_CALLS = {
     "MalformedSkillError",
     "SkillContainmentError",
@@ -59,7 +72,7 @@ def _codes(calls: set[str]) -> set[str]:
 
 
 def test_every_raised_error_code_is_documented() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = ERRORS_PAGE.read_text()
     documented = set(re.findall(r"^\| \w+ \| `(\w+)` \|", readme, flags=re.MULTILINE))
     raised = _codes(ERROR_CALLS)
     assert raised - documented == set()
@@ -67,7 +80,7 @@ def test_every_raised_error_code_is_documented() -> None:
 
 
 def test_every_warning_code_is_documented() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = ERRORS_PAGE.read_text()
     line = next(line for line in readme.splitlines() if line.startswith("Warning codes:"))
     paragraph = readme[readme.index(line) :].split("\n\n")[0]
     documented = set(re.findall(r"`(\w+)`", paragraph))
@@ -136,10 +149,8 @@ def _emitted_events() -> set[str]:
     return events
 
 
-def test_the_readme_lists_every_audit_event_the_library_emits() -> None:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("\n#### Audit events\n")
-    table = readme[start : readme.index("\n#", start + 1)]
+def test_the_docs_list_every_audit_event_the_library_emits() -> None:
+    table = EVENTS_PAGE.read_text()
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.MULTILINE))
     emitted = _emitted_events()
     assert "load_granted" in emitted  # the scan sees the call sites at all
@@ -160,9 +171,10 @@ def _commands(
 
 
 def _synopses() -> dict[tuple[str, ...], set[str]]:
-    """The options of each README synopsis: a line in a code block that starts with
-    ``skillguard``, and the indented lines that continue it, keyed by command words."""
-    readme = (ROOT / "README.md").read_text()
+    """The options of each synopsis in the README or the docs: a line in a code block
+    that starts with ``skillguard``, and the indented lines that continue it, keyed by
+    command words."""
+    readme = _all_pages()
     found: dict[tuple[str, ...], set[str]] = {}
     for block in re.findall(r"^```[a-z]*\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL):
         for synopsis in re.findall(r"^skillguard .*(?:\n[ \t]+.*)*", block, flags=re.MULTILINE):
@@ -217,7 +229,7 @@ def test_the_readme_error_table_is_the_code_table() -> None:
     # To update the README: print(skillguard._core.codes.markdown_table()).
     from skillguard._core.codes import markdown_table
 
-    readme = (ROOT / "README.md").read_text()
+    readme = ERRORS_PAGE.read_text()
     start = readme.index("| kind | code | meaning |")
     end = readme.index("\n\n", start) + 1
     assert readme[start:end] == markdown_table()
@@ -226,7 +238,7 @@ def test_the_readme_error_table_is_the_code_table() -> None:
 def test_the_readme_changed_codes_are_no_longer_raised() -> None:
     from skillguard._core.codes import ERROR_CODES
 
-    readme = (ROOT / "README.md").read_text()
+    readme = ERRORS_PAGE.read_text()
     start = readme.index("\nChanged codes")
     changes = readme[start : readme.index("\n\n", readme.index("\n- ", start))]
     named = set(re.findall(r"`(\w+)/(\w+)`", changes))
@@ -247,3 +259,103 @@ def test_the_readme_changed_codes_are_no_longer_raised() -> None:
     assert json_names.isdisjoint(codes)
     # Every new name the list gives is a code of the table.
     assert {pair for pair in named if pair not in renamed} <= table
+
+
+# -- the README and the docs site ------------------------------------------------------
+
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _documents() -> list[Path]:
+    """README.md, every page of the docs site, and the documents the site includes."""
+    included = [ROOT / name for name in ("SECURITY.md", "threat-model.md", "CHANGELOG.md")]
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md")), *included]
+
+
+def test_the_readme_fits_on_a_few_screens() -> None:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines: move detail into docs/"
+
+
+def test_every_relative_link_resolves_to_a_file_in_the_repository() -> None:
+    broken = []
+    checked = 0
+    for document in _documents():
+        for target in _LINK.findall(document.read_text()):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a URL, or an anchor of the same page (mkdocs --strict checks those)
+            path = (document.parent / target.split("#", 1)[0]).resolve()
+            checked += 1
+            if not path.is_file() or ROOT not in path.parents:
+                broken.append(f"{document.relative_to(ROOT)}: {target}")
+    assert checked > 20  # the pattern sees the links at all
+    assert broken == []
+
+
+def test_the_readme_and_docs_name_formats_by_their_public_names() -> None:
+    for document in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        text = document.read_text()
+        assert re.search(r"seed [0-9]", text, flags=re.IGNORECASE) is None, document
+        assert "ARCHITECTURE" not in text, document
+
+
+def test_every_docs_page_is_in_the_site_navigation() -> None:
+    config = (ROOT / "mkdocs.yml").read_text()
+    pages = {str(page.relative_to(DOCS)) for page in DOCS.rglob("*.md")}
+    listed = set(re.findall(r"^\s+- (?:[^:\n]+: )?([\w/.-]+\.md)$", config, flags=re.MULTILINE))
+    assert pages == listed
+
+
+def test_the_docs_include_the_security_documents_instead_of_copying_them() -> None:
+    for page, source in (
+        ("explanation/threat-model.md", "threat-model.md"),
+        ("explanation/security.md", "SECURITY.md"),
+        ("explanation/benchmarks.md", "benchmarks/README.md"),
+        ("changelog.md", "CHANGELOG.md"),
+    ):
+        assert (DOCS / page).read_text() == f'--8<-- "{source}"\n'
+        assert (ROOT / source).is_file()
+
+
+def test_tox_and_ci_build_the_docs_with_warnings_as_errors() -> None:
+    tox = (ROOT / "tox.ini").read_text()
+    section = tox.split("[testenv:docs]", 1)[1].split("\n[", 1)[0]
+    assert "mkdocs build --strict" in section
+    assert "tests/docs_reference_check.py" in section
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'mkdocs" build --quiet --strict' in ci
+    assert "tests/docs_reference_check.py" in ci
+    # The docs extra is pinned, as the gate tools are.
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    extra = pyproject.split("\ndocs = [", 1)[1].split("]", 1)[0]
+    pins = re.findall(r'"([\w-]+)(==[\w.]+)?"', extra)
+    assert pins
+    assert all(version for _, version in pins), pins
+
+
+def test_the_cli_reference_carries_every_commands_generated_help() -> None:
+    # docs/hooks.py is the MkDocs hook that fills the marker when the site is built.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec is not None
+    assert spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (DOCS / "reference" / "cli.md").read_text()
+    assert hooks.MARKER in page
+    built = hooks.on_page_markdown(page)
+    assert hooks.MARKER not in built
+    for words, _ in _commands(build_parser()):
+        assert f"### `{' '.join(('skillguard', *words))}`\n" in built, words
+    assert built.count("\nexample:\n  skillguard ") == len(hooks.commands(build_parser()))
+
+
+def test_every_docs_page_has_one_title() -> None:
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text()
+        if text.startswith("--8<--"):
+            continue  # an included document: its own title
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+        titles = re.findall(r"^# .+$", prose, flags=re.MULTILINE)
+        assert len(titles) == 1, (page, titles)

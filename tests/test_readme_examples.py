@@ -1,8 +1,9 @@
-"""Every ```python example of README.md runs, as the README has it.
+"""Every ```python example of README.md and of the docs (docs/**/*.md) runs, as written.
 
-The examples are extracted from README.md, never copied, so a changed example is the
-example tested. They are fragments: they lean on names a reader already has (a policy,
-an approver, a tool call from a model SDK) and on files (a skill folder, a policy file).
+The examples are extracted from README.md and the docs pages, never copied, so a changed
+example is the example tested. They are fragments: they lean on names a reader already
+has (a policy, an approver, a tool call from a model SDK) and on files (a skill folder, a
+policy file).
 The prelude below gives each such name a real object, and builds a world of real files
 beneath ``tmp_path``, which is the working folder while an example runs. Each example:
 
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# README.md, then every page of the docs site: where the examples are.
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 EXAMPLES = ROOT / "examples"
 
 
@@ -59,12 +62,13 @@ EXAMPLES = ROOT / "examples"
 
 @attrs.frozen
 class Block:
-    """One fenced block of README.md: its language, the README line of its first line
-    of text, and its text."""
+    """One fenced block of README.md or a docs page: its language, the line of its first
+    line of text, its text, and the page (a path from the repository's root)."""
 
     language: str
     line: int
     text: str
+    page: str = "README.md"
 
     @property
     def title(self) -> str:
@@ -72,10 +76,10 @@ class Block:
         for line in self.text.splitlines():
             if line.strip() and not line.startswith(("import ", "from ", "#")):
                 return line.strip()[:72]
-        return f"README.md:{self.line}"
+        return f"{self.page}:{self.line}"
 
 
-def fenced_blocks(text: str) -> list[Block]:
+def fenced_blocks(text: str, page: str = "README.md") -> list[Block]:
     blocks: list[Block] = []
     language: str | None = None
     start = 0
@@ -85,22 +89,26 @@ def fenced_blocks(text: str) -> list[Block]:
             if line.startswith("```"):
                 language, start, body = line[3:].strip(), number + 1, []
         elif line == "```":
-            blocks.append(Block(language, start, "".join(f"{part}\n" for part in body)))
+            blocks.append(Block(language, start, "".join(f"{part}\n" for part in body), page))
             language = None
         else:
             body.append(line)
-    assert language is None, "README.md ends inside a fenced block"
+    assert language is None, f"{page} ends inside a fenced block"
     return blocks
 
 
-BLOCKS = fenced_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [
+    block
+    for page in PAGES
+    for block in fenced_blocks(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)))
+]
 PYTHON_BLOCKS = [block for block in BLOCKS if block.language == "python"]
 
 
 def readme_yaml(first_line: str) -> str:
-    """The README's one ```yaml block that starts with *first_line*."""
+    """The docs' one ```yaml block that starts with *first_line*."""
     found = [b.text for b in BLOCKS if b.language == "yaml" and b.text.startswith(first_line)]
-    assert len(found) == 1, f"README.md has {len(found)} yaml blocks starting {first_line!r}"
+    assert len(found) == 1, f"the docs have {len(found)} yaml blocks starting {first_line!r}"
     return found[0]
 
 
@@ -378,8 +386,8 @@ def few_examples() -> Iterator[None]:
 def run_example(block: Block, names: dict[str, object]) -> dict[str, object]:
     """Run *block* with *names*; fail, naming what is missing, when they are not enough.
     Returns the namespace the example leaves."""
-    where = f"README.md:{block.line}"
-    tree = _Placeholders().visit(ast.parse(block.text, filename=str(README)))
+    where = f"{block.page}:{block.line}"
+    tree = _Placeholders().visit(ast.parse(block.text, filename=block.page))
     missing = free_names(tree) - names.keys()
     if missing:
         pytest.fail(
@@ -396,7 +404,11 @@ def run_example(block: Block, names: dict[str, object]) -> dict[str, object]:
         )
     ast.increment_lineno(tree, block.line - 1)  # tracebacks name the README's lines
     code = compile(
-        tree, str(README), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+        tree,
+        str(ROOT / block.page),
+        "exec",
+        flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+        dont_inherit=True,
     )
     namespace = dict(names)
     tests = [
@@ -439,6 +451,10 @@ def test_the_readme_has_python_examples() -> None:
     # A change to the fence syntax must not leave this test with nothing to run.
     assert len(PYTHON_BLOCKS) >= 9
     assert len({b.title for b in PYTHON_BLOCKS}) == len(PYTHON_BLOCKS)
+    # README.md's and the docs pages' alike: moving an example into docs/ keeps it tested.
+    pages = {b.page for b in PYTHON_BLOCKS}
+    assert "README.md" in pages
+    assert len({page for page in pages if page.startswith("docs/")}) >= 5
 
 
 # -- the test's own guards -----------------------------------------------------------
@@ -485,7 +501,7 @@ def test_top_level_await_placeholders_and_test_functions_run(world: Path) -> Non
 
 @attrs.frozen
 class Transcript:
-    line: int
+    where: str
     argv: tuple[str, ...]
     output: tuple[str, ...]
 
@@ -503,7 +519,7 @@ def transcripts() -> list[Transcript]:
             if not lines[index].startswith("$ "):
                 index += 1
                 continue
-            line = block.line + index
+            where = f"{block.page}:{block.line + index}"
             command = lines[index][2:]
             while command.endswith("\\"):
                 index += 1
@@ -513,7 +529,7 @@ def transcripts() -> list[Transcript]:
             while index < len(lines) and not lines[index].startswith("$ "):
                 output.append(lines[index])
                 index += 1
-            found.append(Transcript(line, tuple(shlex.split(command)), tuple(output)))
+            found.append(Transcript(where, tuple(shlex.split(command)), tuple(output)))
     return found
 
 
@@ -558,13 +574,13 @@ def test_readme_command_prints_what_it_shows(
     transcript: Transcript, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     command = shlex.join(transcript.argv)
-    assert command in EXIT_STATUS, f"README.md:{transcript.line}: add {command!r}'s status"
+    assert command in EXIT_STATUS, f"{transcript.where}: add {command!r}'s status"
     monkeypatch.chdir(ROOT)
     status = console_script()(list(transcript.argv[1:]))
     printed = capsys.readouterr()
     assert status == EXIT_STATUS[command], printed.err
     assert reads_as_shown(transcript.output, printed.out), (
-        f"README.md:{transcript.line}: {command} printed\n{printed.out}"
+        f"{transcript.where}: {command} printed\n{printed.out}"
     )
 
 
@@ -590,3 +606,16 @@ def test_every_prelude_name_is_one_an_example_uses(world: Path) -> None:
         used |= free_names(_Placeholders().visit(ast.parse(block.text)))
     with prelude(world) as names:
         assert set(names) == used
+
+
+def test_every_policy_the_docs_show_is_a_valid_policy() -> None:
+    # The README's short policy and the tutorial's full one (the prelude's policy.yaml).
+    policies = [
+        b
+        for b in BLOCKS
+        if b.language == "yaml" and b.text.startswith(("agents:", "# policy.yaml"))
+    ]
+    assert {b.page for b in policies} >= {"README.md", "docs/tutorials/swarm.md"}
+    for block in policies:
+        policy = skillguard.AllowPolicy.from_yaml(block.text.encode())
+        assert "planner" in policy.agents, f"{block.page}:{block.line}"

@@ -41,6 +41,8 @@ FILES = (
     "action.yml",
     "action-requirements.txt",
     ".pre-commit-hooks.yaml",
+    "CHANGELOG.md",
+    "mkdocs.yml",
 )
 # What a checkout holds that is no source: caches, coverage data, fuzzing leftovers.
 _JUNK = ("__pycache__", ".hypothesis", ".pytest_cache", ".mypy_cache", ".ruff_cache")

@@ -12,8 +12,8 @@ The public API, by area (each name has one home; the modules behind them are pri
 ``import skillguard`` imports the skill loader only: the agent-file line, the audit
 report and the command line are imported when a host uses them, and so is the swarm
 facade (``Loader``, ``AgentSkills`` and what they serve), the first time a host names it,
-since it brings the audit log and structlog. See README.md for the API, threat-model.md
-for what it defends against.
+since it brings the audit log and structlog. The docs (docs/, and README.md for a first
+look) describe the API; threat-model.md says what it defends against.
 """
 
 from __future__ import annotations

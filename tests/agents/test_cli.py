@@ -220,8 +220,8 @@ def test_agent_context_help_goes_to_the_stream_given() -> None:
     assert out.getvalue().startswith("usage: skillguard agent context")
 
 
-def test_the_readme_envelope_table_matches_the_code() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_envelope_table_matches_the_code() -> None:
+    readme = (ROOT / "docs" / "tutorials" / "agent-files.md").read_text()
     rows = re.findall(r"^\| `(\w+)` / (.+?) \| `([A-Z_]+)` \|$", readme, flags=re.MULTILINE)
     assert len(rows) == 7
     classes: dict[str, type[SkillError]] = {

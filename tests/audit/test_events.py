@@ -30,9 +30,9 @@ auditor.emit("shadowing_refused", agent="intern", skill="notes", code="shadowed"
 
 
 def _recipes() -> list[str]:
-    """The ```py blocks of the README's "Audit events in your logs" section."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Audit events in your logs", 1)[1].split("\n### ", 1)[0]
+    """The ```py blocks of the docs' "Audit events in your logs" section."""
+    readme = (ROOT / "docs" / "how-to" / "audit-review.md").read_text()
+    section = readme.split("\n## Audit events in your logs", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"^```py\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
 
 

@@ -58,6 +58,7 @@ NOT_ERROR_BUILDERS = {
     "_conflict": "_agents/install.py: an InstallFinding conflict (OTHER_CODES)",
     "fingerprint": "_cli/ci.py: a SARIF result's partial fingerprint of a finding already built",
     "_set_document": "_cli/audit.py: a JSON document of an exit status already decided",
+    "fingerprint": "_cli/ci.py: a SARIF result's fingerprint over a code already reported",
 }
 
 

@@ -46,7 +46,7 @@ def add_compose_commands(actions: Any) -> None:  # noqa: ANN401 - argparse's pri
     """Register ``agent compose`` and ``agent validate`` under ``agent``."""
     compose = actions.add_parser(
         "compose",
-        help="compose agent directories (seed 001) into harness agent files",
+        help="compose agent directories (agent-cortex) into harness agent files",
         description="Compose AGENTS_ROOT (every agent in it) or AGENT_DIR for one harness.",
     )
     compose.add_argument("--harness", required=True, help="the harness folder to compose")
@@ -76,7 +76,7 @@ def add_compose_commands(actions: Any) -> None:  # noqa: ANN401 - argparse's pri
     )
     validate = actions.add_parser(
         "validate",
-        help="check agent directories (seed 001) without writing",
+        help="check agent directories (agent-cortex) without writing",
         description="Check every agent directory under each PATH, for every harness.",
     )
     validate.add_argument(

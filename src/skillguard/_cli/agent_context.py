@@ -41,6 +41,7 @@ from skillguard._cli.agent_compose import (
     run_agent_compose,
     run_agent_validate,
 )
+from skillguard._cli.epilogs import HelpFormatter, epilog
 from skillguard._core.errors import SkillError, SkillUsageError
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._fs.operator import read_operator_bytes
@@ -74,9 +75,10 @@ _EXIT_USAGE = 2
 
 
 _CONTEXT_PROG = "skillguard agent context"
-_CONTEXT_HELP = "print an agent's context envelope (seed 000) as one line of JSON"
+_CONTEXT_HELP = "print an agent's context envelope as one line of JSON"
 _CONTEXT_DESCRIPTION = (
-    "Resolve --agent in the repository and print its envelope (seed 000): one line of "
+    "Resolve --agent in the repository and print its agent-context envelope (the "
+    "x-internal-load-agent-context contract): one line of "
     "JSON on stdout, for success and for every error alike."
 )
 
@@ -95,7 +97,12 @@ class _EnvelopeParser(argparse.ArgumentParser):
     caller's stream, so that ``agent context --help`` reads like every other command's."""
 
     def __init__(self, out: TextIO) -> None:
-        super().__init__(prog=_CONTEXT_PROG, description=_CONTEXT_DESCRIPTION)
+        super().__init__(
+            prog=_CONTEXT_PROG,
+            description=_CONTEXT_DESCRIPTION,
+            epilog=epilog(("agent", "context")),
+            formatter_class=HelpFormatter,
+        )
         self._out = out
         _options(self)
 
@@ -132,7 +139,7 @@ def add_resolution_options(parser: argparse.ArgumentParser, *, lead: str = "") -
         "--harness",
         action="append",
         choices=tuple(HARNESS_PRESETS),
-        help=f"{lead}also search this harness's agent folder, after the seed's (repeatable, "
+        help=f"{lead}also search this harness's agent folder, after the contract's (repeatable, "
         "in order)",
     )
     parser.add_argument(

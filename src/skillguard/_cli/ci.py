@@ -55,7 +55,10 @@ __all__ = [
     "log_safe",
 ]
 
-README_ERRORS: Final = "https://github.com/skillguard/skillguard#errors"
+# The error table of the docs (docs/reference/errors.md), as GitHub shows it.
+README_ERRORS: Final = (
+    "https://github.com/skillguard/skillguard/blob/main/docs/reference/errors.md#errors"
+)
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 
 # The short description of each code ``validate`` can report, as in README.md's error
@@ -344,7 +347,7 @@ def _rule(code: str) -> dict[str, Any]:
         "name": "".join(part.capitalize() for part in code.split("_")),
         "shortDescription": {"text": RULE_TEXT.get(code, code)},
         "helpUri": README_ERRORS,
-        "help": {"text": f"See the error table in skillguard's README: {README_ERRORS}"},
+        "help": {"text": f"See the error table of skillguard's docs: {README_ERRORS}"},
         "properties": {"security-severity": f"{severity:.1f}", "tags": tags},
     }
 

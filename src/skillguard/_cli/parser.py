@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from skillguard._cli.epilogs import add_epilogs
 from skillguard._cli.scan import MAX_VALIDATE_FOLDERS
 from skillguard._core.limits import DEFAULT_LIMITS
 from skillguard._skills.truststore import is_digest
@@ -25,9 +26,13 @@ __all__ = ["DEFAULT_MAX_DEPTH", "build_parser"]
 
 EXIT_USAGE = 2
 DEFAULT_MAX_DEPTH = 8
-_NAMESPACES_HELP = "accept a namespaced name, namespace/short-name (seed 002)"
+_NAMESPACES_HELP = "accept a namespaced name, namespace/short-name"
 _AGENT_HELP = "resolve, compose and validate agent definition files"
-_AGENT_DESCRIPTION = "Resolve, compose and validate agent definition files (seeds 000, 001)."
+_AGENT_DESCRIPTION = (
+    "Resolve, compose and validate agent definition files: the agent-context envelope "
+    "(the x-internal-load-agent-context contract) and composable agent directories "
+    "(agent-cortex)."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -188,6 +193,7 @@ def build_parser(words: Sequence[str] | None = None) -> _Parser:
     _add_select_command(commands)
     _add_skills_ref_commands(commands)
     _add_mcp_command(commands)
+    add_epilogs(parser)
     return parser
 
 

@@ -5,7 +5,7 @@ An error's ``kind`` says which branch of the error tree it is (who is at fault, 
 which decision refused); its ``code`` names the cause, one name per cause across the
 whole API: a human's "no" is ``denied`` for a skill and for an agent file alike, a name
 the policy does not grant is ``not_granted`` whether or not a skill of that name
-exists. README.md's error table is this table (``tests/test_docs.py`` holds the two
+exists. The docs' error table (docs/reference/errors.md) is this table (``tests/test_docs.py`` holds the two
 equal, row by row, and checks that every raise site in ``src/`` uses a code listed
 here under its class's kind, and that every code listed is raised somewhere).
 
@@ -76,12 +76,12 @@ ERROR_CODES: Final[tuple[Code, ...]] = (
     Code("malformed", "field_too_long", "`description` or `compatibility` is over its length"),
     Code("malformed", "forbidden_character", "a character that hides or reorders text in a spec field, a tool, a step, or (strict) the body, with `line` and, in the body, `column`"),
     Code("malformed", "invalid_name", "`name` is not a valid identifier"),
-    Code("malformed", "invalid_namespace", "with `namespaces=True`, the namespace of `name` (`namespace/short-name`) breaks seed 002's rule, or `name` holds more than one `/`"),
+    Code("malformed", "invalid_namespace", "with `namespaces=True`, the namespace of `name` (`namespace/short-name`) breaks the namespaced-skills format's rule, or `name` holds more than one `/`"),
     Code("malformed", "name_mismatch", "`name` differs from the folder name"),
     Code("malformed", "bad_arguments", "skill tool arguments that are over 4 KiB, not strict JSON (a repeated key, `NaN`), or not an object holding exactly a string `name`"),
     Code("malformed", "not_text", "`skill_resource` over MCP: the file is not UTF-8 text"),
     Code("malformed", "json_syntax", "strict JSON (`frontmatter.json`, `token-map.json`): not valid JSON (line and column named)"),
-    Code("malformed", "json_comment", "strict JSON: a `//` or `/*` comment (JSON has none; the seed's own example carries `// optional`)"),
+    Code("malformed", "json_comment", "strict JSON: a `//` or `/*` comment (JSON has none; the agent-cortex format's own example carries `// optional`)"),
     Code("malformed", "json_non_finite", "strict JSON: `NaN`, `Infinity` or `-Infinity`"),
     Code("malformed", "unknown_field", "`frontmatter.json`: a key other than `name`, `description`, `tools`, `model`, `argumentHint` (in a SKILL.md an unknown field is a warning)"),
     Code("malformed", "token_map_schema", "`token-map.json` breaks its schema (an unknown key in `tools`, `paths` or `agents`, a harness not listed, a wrong type, a `{` or `}` in a value other than a path's `${ENV_VAR}`)"),
@@ -174,7 +174,7 @@ RECORD_CODES: Final[tuple[Code, ...]] = (
 
 
 def markdown_table() -> str:
-    """README.md's error table, generated from ``ERROR_CODES``."""
+    """The docs' error table (docs/reference/errors.md), generated from ``ERROR_CODES``."""
     rows = ["| kind | code | meaning |", "|---|---|---|"]
     rows += [f"| {row.kind} | `{row.code}` | {row.meaning} |" for row in ERROR_CODES]
     return "\n".join(rows) + "\n"
