@@ -30,6 +30,7 @@ import asyncio
 import builtins
 import contextlib
 import inspect
+import linecache
 import os
 import re
 import secrets
@@ -403,9 +404,15 @@ def run_example(block: Block, names: dict[str, object]) -> dict[str, object]:
             pytrace=False,
         )
     ast.increment_lineno(tree, block.line - 1)  # tracebacks name the README's lines
+    filename = str(ROOT / block.page)
+    # The source of the example's functions, for tracebacks and for Hypothesis (which
+    # reads a test's source for its database key): the block at its own lines and
+    # nothing else of the page, whose Markdown the tokenizer cannot read past.
+    lines = ["\n"] * (block.line - 1) + block.text.splitlines(keepends=True) + ["\n"]
+    linecache.cache[filename] = (len("".join(lines)), None, lines, filename)
     code = compile(
         tree,
-        str(ROOT / block.page),
+        filename,
         "exec",
         flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
         dont_inherit=True,
