@@ -12,34 +12,17 @@ truncations (a hostile file is often a valid one cut short). Run with atheris::
 
 # No "from __future__" import here: the OSS-Fuzz coverage build prepends its own code to
 # this file, and a future import must be the first statement of a module.
-import contextlib
-import importlib
-import pkgutil
 import sys
 
-# Only skillguard is instrumented, as it is imported: not the standard library, ruamel or
-# Hypothesis, so the target starts in seconds (atheris.instrument_all() rewrote every
-# function loaded, and took minutes). skillguard imports its modules lazily, so every one
-# of them is imported here, inside the hook: a module first imported later would give
-# libFuzzer no coverage. Loaded by the test suite (not as __main__), nothing is
-# instrumented.
-if __name__ == "__main__":
-    import atheris
+# fuzz/instrumented.py: only skillguard is instrumented, and every module of it is
+# imported inside the hook (run as a script, this folder is on sys.path).
+from instrumented import hook, import_every_module
 
-    _hook: contextlib.AbstractContextManager[object] = atheris.instrument_imports(
-        include=["skillguard"]
-    )
-else:
-    _hook = contextlib.nullcontext()
-with _hook:
+with hook(__name__ == "__main__"):
     import skillguard
     from skillguard import Limits, MalformedSkillError
 
-    for _module in pkgutil.walk_packages(skillguard.__path__, "skillguard."):
-        # skillguard.testing needs Hypothesis, which the fuzz build does not install;
-        # skillguard.__main__ would run the command line.
-        if _module.name not in ("skillguard.testing", "skillguard.__main__"):
-            importlib.import_module(_module.name)
+    import_every_module()
 
 # Small limits so that the fuzzer reaches every "over the limit" path quickly.
 SMALL = Limits(

@@ -185,8 +185,27 @@ def test_each_target_instruments_skillguard_only(name: str) -> None:
         for alias in node.names
     }
     assert "skillguard" not in imported_before
-    assert 'atheris.instrument_imports(\n        include=["skillguard"]\n    )' in source
-    assert "pkgutil.walk_packages(skillguard.__path__" in source
+    assert 'with hook(__name__ == "__main__"):' in source
+    calls = [
+        node.value.func.id
+        for node in hook.body
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+    ]
+    assert calls == ["import_every_module"]
+    # The shared hook: atheris instruments skillguard alone, and the module that walks
+    # skillguard imports it only when called, inside the hook.
+    shared = (FUZZ / "instrumented.py").read_text()
+    assert 'atheris.instrument_imports(\n        include=["skillguard"]\n    )' in shared
+    assert "pkgutil.walk_packages(skillguard.__path__" in shared
+    top = ast.parse(shared).body
+    assert not {
+        alias.name.split(".")[0]
+        for node in top
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    } & {"skillguard", "atheris"}
     # PyInstaller bundles the modules the hook imports by name.
     assert 'compile_python_fuzzer "fuzz/$name.py" --collect-submodules=skillguard' in (
         (FUZZ / "build.sh").read_text()
