@@ -20,8 +20,9 @@ Rules (threat-model.md T27, T50, T51, T53, T54, T191):
   returned).
 * A file whose first line is no chained record at all (a YAML file, an empty file,
   ``{}``) is ``not_a_log``, not "tampered" (T250): nothing in it was ever a chain. A first
-  line that is a chained record (``seq``, ``prev_hash``, ``hash``) but no valid
-  ``log_created`` record is tampering, as anywhere else.
+  line that is a chained record (a ``seq``, ``prev_hash`` or ``hash`` member, or the text
+  ``"prev_hash":`` however the rest was edited, T313) but no valid ``log_created``
+  record is tampering, as anywhere else.
 * ``_Checker`` is the one chain check, a line at a time: ``verify_records``, the
   summaries, the report, the log set and ``audit repair`` all stream through it.
 """
@@ -186,6 +187,12 @@ class _Checker:
         ``Verification`` that ends the check there. *last*: no line follows."""
         self.count += 1
         self.start = self.offset
+        if self.count == 1 and isinstance(raw, (bytes, str)):
+            # T313: a first line that holds a chain link's member is a record, however
+            # it was edited (a byte, a space, a hash): tampering, never "not a log".
+            self.chained = (
+                b'"prev_hash":' in raw if isinstance(raw, bytes) else '"prev_hash":' in raw
+            )
         if isinstance(raw, (bytes, str)):
             ended = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
             size = len(raw) - ended
@@ -223,6 +230,8 @@ class _Checker:
             record = _load_json(line, max_chars=MAX_RECORD_BYTES, max_depth=_MAX_RECORD_DEPTH)
         except ValueError:
             return self.stop("not a valid record")
+        if self.count == 1 and isinstance(record, dict):
+            self.chained = self.chained or not {"seq", "prev_hash", "hash"}.isdisjoint(record)
         # The line must be exactly the canonical form: a duplicate key, an escaped key
         # spelling or any other byte edit changes it.
         if not isinstance(record, dict) or canonical(record).decode() != line:
@@ -231,7 +240,6 @@ class _Checker:
         if not isinstance(claimed, str) or not _HASH.fullmatch(claimed):
             return self.stop("not a valid record")
         if self.count == 1:
-            self.chained = "seq" in record and "prev_hash" in record
             stopped = self._header(record)
             if stopped is not None:
                 return stopped
