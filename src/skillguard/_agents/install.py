@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import attrs
 
 from skillguard._agents.install_plan import InstallFinding, InstallPlan, finding_of
-from skillguard._agents.tokenmap import load_json_object
+from skillguard._agents.tokenmap import SLUG, load_json_object
 from skillguard._core.errors import (
     MalformedSkillError,
     SkillError,
@@ -159,12 +159,26 @@ def parse_manifest(raw: bytes) -> _Manifest:
         entries.append(_Entry(_relpath(item["path"]), digest, str(kind)))
     if len({entry.path for entry in entries}) != len(entries):
         raise _bad_manifest("a path is listed twice")
+    harness = _text(document, "harness")
+    if SLUG.fullmatch(harness) is None:  # it is printed: a slug, as install wrote it (T311)
+        raise _bad_manifest("'harness' must be a harness name (a lowercase slug)")
+    # An install lists only the folders of the files it wrote: any other folder is
+    # one skillguard did not make, and uninstall would remove it when empty (T312).
+    parents = {
+        "/".join(parts[:depth])
+        for entry in entries
+        for parts in (entry.path.split("/"),)
+        for depth in range(1, len(parts))
+    }
+    listed = tuple(_relpath(folder) for folder in folders)
+    if not set(listed) <= parents:
+        raise _bad_manifest("a folder is listed that holds no listed file")
     return _Manifest(
-        harness=_text(document, "harness"),
+        harness=harness,
         source_digest=_text(document, "source_digest"),
         token_map_digest=_text(document, "token_map_digest"),
         files=tuple(entries),
-        folders=tuple(_relpath(folder) for folder in folders),
+        folders=listed,
     )
 
 

@@ -326,7 +326,8 @@ class InstallFolder:
                 os.rmdir(name, dir_fd=fd)
 
     def discard(self, staged: list[Staged]) -> None:
-        """Remove every temporary and close every descriptor of *staged*."""
+        """Remove every temporary and every folder staging made (T310), and close every
+        descriptor of *staged*."""
         for item in staged:
             if item.dir_fd < 0:
                 continue
@@ -335,6 +336,9 @@ class InstallFolder:
                     os.unlink(item.temporary, dir_fd=item.dir_fd)
             os.close(item.dir_fd)
             item.dir_fd = -1
+        for fd, name in reversed(self._created):
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=fd)
         self._close_created()
 
     def _finish(self, staged: list[Staged]) -> None:
