@@ -311,6 +311,10 @@ class InstallFolder:
     def _undo(self, staged: list[Staged]) -> None:
         for item in reversed(staged):
             if not item.done:
+                if item.backup is not None:  # linked, then the step failed: the name
+                    with contextlib.suppress(OSError):  # still holds the file (T314)
+                        os.unlink(item.backup, dir_fd=item.dir_fd)
+                    item.backup = None
                 continue
             with contextlib.suppress(OSError):
                 if item.backup is not None:
