@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillguard._agents.install import MANIFEST_FILE, install_plan, uninstall
+from skillguard._agents.install import MANIFEST_FILE, install_plan, parse_manifest, uninstall
 from skillguard._agents.install_plan import plan_install
 from skillguard._cli.main import main
 from skillguard.agents import parse_token_map
@@ -84,3 +84,32 @@ def test_t312_a_forged_manifest_cannot_remove_the_users_empty_folder(tmp_path: P
     assert not report.ok
     assert [f.code for f in report.findings] == ["manifest_invalid"]
     assert sorted(os.listdir(dest)) == [MANIFEST_FILE, "a.md", "mine"]
+
+
+class _Counted(str):
+    """A path that counts how often it is compared."""
+
+    __slots__ = ()
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_t315_a_large_manifest_is_looked_up_in_linear_steps() -> None:
+    count = 2000
+    document = {
+        "format": "skillguard-install-1",
+        "harness": "claude",
+        "source_digest": "",
+        "token_map_digest": "",
+        "files": [{"path": f"a{i}.md", "sha256": "0" * 64, "kind": "agent"} for i in range(count)],
+    }
+    manifest = parse_manifest(json.dumps(document).encode())
+    _Counted.compared = 0
+    found = [manifest.get(_Counted(f"a{i}.md")) for i in range(count)]
+    assert all(entry is not None for entry in found)
+    assert _Counted.compared <= 2 * count

@@ -107,9 +107,16 @@ class _Manifest:
     token_map_digest: str
     files: tuple[_Entry, ...]
     folders: tuple[str, ...]
+    # Looked up once per file: a scan would make a manifest of n files cost n * n (T315).
+    _by_path: dict[str, _Entry] = attrs.field(
+        init=False,
+        eq=False,
+        repr=False,
+        default=attrs.Factory(lambda self: {e.path: e for e in self.files}, takes_self=True),
+    )
 
     def get(self, path: str) -> _Entry | None:
-        return next((entry for entry in self.files if entry.path == path), None)
+        return self._by_path.get(path)
 
 
 def _bad_manifest(reason: str) -> MalformedSkillError:
