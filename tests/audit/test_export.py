@@ -461,3 +461,21 @@ def test_t313_an_edited_first_record_is_tampering_not_a_file_that_is_no_log(
     code, out, err = run(capsys, "audit", "export", str(tmp_path / "a.jsonl"))
     assert (code, out) == (1, "")
     assert "tampered: line 1" in err
+
+
+@pytest.mark.parametrize("first", [b"{}\n", b"name: a skill\n", b"\n"])
+def test_t316_a_log_whose_first_line_was_replaced_is_tampered(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, first: bytes
+) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 2)
+    (tmp_path / "a.jsonl").write_bytes(b"".join([first, *lines[1:]]))
+    for action in ("verify", "summarize"):
+        code, out, err = run(capsys, "audit", action, str(tmp_path / "a.jsonl"))
+        assert code == 1
+        assert "tampered: line 1: " in out + err
+        assert "the log's first line was replaced" in out + err
+    code, out, err = run(capsys, "audit", "verify", "--format", "json", str(tmp_path / "a.jsonl"))
+    (log,) = json.loads(out)["logs"]
+    assert (code, log["status"], log["records"]) == (1, "tampered", 0)
+    code, out, err = run(capsys, "audit", "export", str(tmp_path / "a.jsonl"))
+    assert (code, out) == (1, "")
