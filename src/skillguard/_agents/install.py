@@ -219,6 +219,15 @@ def _digest_of(folder: InstallFolder, path: str) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def _judged(folder: InstallFolder, path: str) -> str:
+    """The digest a file judged replaceable must still have when it is replaced (T317);
+    a file that can no longer be read has none, so it is never replaced."""
+    try:
+        return _digest_of(folder, path) or ""
+    except SkillError:
+        return ""
+
+
 def _names(force: object) -> frozenset[str]:
     if isinstance(force, (str, bytes)) or not isinstance(force, (list, tuple, set, frozenset)):
         raise SkillUsageError("bad_argument", "force must be a collection of names")
@@ -342,15 +351,17 @@ def _install(
 ) -> InstallReport:
     findings = list(plan.findings)
     writes: list[tuple[str, bytes, bool]] = []
+    judged: dict[str, str | None] = {}
     unchanged: list[str] = []
     for item in plan.items:
         replace, refusal = _judge(folder, item.path, manifest, force)
+        judged[item.path] = _judged(folder, item.path) if replace else None
         if refusal is not None:
             findings.append(refusal)
         elif (
             replace
             and _listed_as(manifest, item.path, item.sha256)
-            and _digest_of(folder, item.path) == item.sha256
+            and judged[item.path] == item.sha256
         ):
             unchanged.append(item.path)
         else:
@@ -365,6 +376,7 @@ def _install(
             findings.append(refusal)
         elif replace is not None:
             removals.append(entry.path)
+            judged[entry.path] = _judged(folder, entry.path)
     report = attrs.evolve(
         report,
         findings=tuple(findings),
@@ -379,9 +391,14 @@ def _install(
     staged: list[Staged] = []
     try:
         for path, data, replace in writes:
-            staged.append(folder.stage(path, data, replace=replace))
+            expected = judged[path] if replace else None
+            staged.append(
+                folder.stage(
+                    path, data, replace=replace, expected=expected, cap=_MAX_INSTALLED_BYTES
+                )
+            )
         for path in removals:
-            removal = folder.removal(path)
+            removal = folder.removal(path, expected=judged[path], cap=_MAX_INSTALLED_BYTES)
             if removal is not None:
                 staged.append(removal)
         staged.append(folder.stage_own(MANIFEST_FILE, _manifest_bytes(plan)))
@@ -530,10 +547,14 @@ def uninstall(dest: str | os.PathLike[str], *, dry_run: bool = False) -> Install
             return report
         staged: list[Staged] = []
         try:
-            for path in removals:
-                removal = folder.removal(path)
-                if removal is not None:
-                    staged.append(removal)
+            removing = set(removals)
+            for entry in manifest.files:
+                if entry.path in removing:
+                    removal = folder.removal(
+                        entry.path, expected=entry.sha256, cap=_MAX_INSTALLED_BYTES
+                    )
+                    if removal is not None:
+                        staged.append(removal)
             staged.append(folder.removal_own(MANIFEST_FILE))
             folder.commit(staged)
         except SkillError as exc:
