@@ -439,3 +439,43 @@ def test_the_options_each_action_takes_match_their_help() -> None:
             if scope is None or action in scope.group(1).split(", "):
                 taken.add(option.dest)
         assert taken == wanted, action
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'":', b'": '),  # one space: no longer the canonical line
+        (b'"hash":"', b'"hash":"0'),  # a hash one digit too long
+        (b"log_created", b"log_cr\xc3\xa9ated"),  # a byte that is not ASCII
+        (b'"event"', b'"ev\\u0065nt"'),  # a key spelled with an escape
+    ],
+)
+def test_t313_an_edited_first_record_is_tampering_not_a_file_that_is_no_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, old: bytes, new: bytes
+) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 2)
+    (tmp_path / "a.jsonl").write_bytes(b"".join([lines[0].replace(old, new, 1), *lines[1:]]))
+    code, out, err = run(capsys, "audit", "verify", str(tmp_path / "a.jsonl"))
+    assert code == 1
+    assert out.startswith("tampered: line 1: ")
+    code, out, err = run(capsys, "audit", "export", str(tmp_path / "a.jsonl"))
+    assert (code, out) == (1, "")
+    assert "tampered: line 1" in err
+
+
+@pytest.mark.parametrize("first", [b"{}\n", b"name: a skill\n", b"\n"])
+def test_t316_a_log_whose_first_line_was_replaced_is_tampered(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, first: bytes
+) -> None:
+    lines = write_log(tmp_path / "a.jsonl", 2)
+    (tmp_path / "a.jsonl").write_bytes(b"".join([first, *lines[1:]]))
+    for action in ("verify", "summarize"):
+        code, out, err = run(capsys, "audit", action, str(tmp_path / "a.jsonl"))
+        assert code == 1
+        assert "tampered: line 1: " in out + err
+        assert "the log's first line was replaced" in out + err
+    code, out, err = run(capsys, "audit", "verify", "--format", "json", str(tmp_path / "a.jsonl"))
+    (log,) = json.loads(out)["logs"]
+    assert (code, log["status"], log["records"]) == (1, "tampered", 0)
+    code, out, err = run(capsys, "audit", "export", str(tmp_path / "a.jsonl"))
+    assert (code, out) == (1, "")

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import attrs
 
 from skillguard._agents.install_plan import InstallFinding, InstallPlan, finding_of
-from skillguard._agents.tokenmap import load_json_object
+from skillguard._agents.tokenmap import SLUG, load_json_object
 from skillguard._core.errors import (
     MalformedSkillError,
     SkillError,
@@ -107,9 +107,16 @@ class _Manifest:
     token_map_digest: str
     files: tuple[_Entry, ...]
     folders: tuple[str, ...]
+    # Looked up once per file: a scan would make a manifest of n files cost n * n (T315).
+    _by_path: dict[str, _Entry] = attrs.field(
+        init=False,
+        eq=False,
+        repr=False,
+        default=attrs.Factory(lambda self: {e.path: e for e in self.files}, takes_self=True),
+    )
 
     def get(self, path: str) -> _Entry | None:
-        return next((entry for entry in self.files if entry.path == path), None)
+        return self._by_path.get(path)
 
 
 def _bad_manifest(reason: str) -> MalformedSkillError:
@@ -159,12 +166,26 @@ def parse_manifest(raw: bytes) -> _Manifest:
         entries.append(_Entry(_relpath(item["path"]), digest, str(kind)))
     if len({entry.path for entry in entries}) != len(entries):
         raise _bad_manifest("a path is listed twice")
+    harness = _text(document, "harness")
+    if SLUG.fullmatch(harness) is None:  # it is printed: a slug, as install wrote it (T311)
+        raise _bad_manifest("'harness' must be a harness name (a lowercase slug)")
+    # An install lists only the folders of the files it wrote: any other folder is
+    # one skillguard did not make, and uninstall would remove it when empty (T312).
+    parents = {
+        "/".join(parts[:depth])
+        for entry in entries
+        for parts in (entry.path.split("/"),)
+        for depth in range(1, len(parts))
+    }
+    listed = tuple(_relpath(folder) for folder in folders)
+    if not set(listed) <= parents:
+        raise _bad_manifest("a folder is listed that holds no listed file")
     return _Manifest(
-        harness=_text(document, "harness"),
+        harness=harness,
         source_digest=_text(document, "source_digest"),
         token_map_digest=_text(document, "token_map_digest"),
         files=tuple(entries),
-        folders=tuple(_relpath(folder) for folder in folders),
+        folders=listed,
     )
 
 
@@ -196,6 +217,15 @@ def _digest_of(folder: InstallFolder, path: str) -> str | None:
     """The sha256 of the regular file *path* now (``None``: absent)."""
     data = folder.read(path, cap=_MAX_INSTALLED_BYTES)
     return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _judged(folder: InstallFolder, path: str) -> str:
+    """The digest a file judged replaceable must still have when it is replaced (T317);
+    a file that can no longer be read has none, so it is never replaced."""
+    try:
+        return _digest_of(folder, path) or ""
+    except SkillError:
+        return ""
 
 
 def _names(force: object) -> frozenset[str]:
@@ -321,15 +351,17 @@ def _install(
 ) -> InstallReport:
     findings = list(plan.findings)
     writes: list[tuple[str, bytes, bool]] = []
+    judged: dict[str, str | None] = {}
     unchanged: list[str] = []
     for item in plan.items:
         replace, refusal = _judge(folder, item.path, manifest, force)
+        judged[item.path] = _judged(folder, item.path) if replace else None
         if refusal is not None:
             findings.append(refusal)
         elif (
             replace
             and _listed_as(manifest, item.path, item.sha256)
-            and _digest_of(folder, item.path) == item.sha256
+            and judged[item.path] == item.sha256
         ):
             unchanged.append(item.path)
         else:
@@ -344,6 +376,7 @@ def _install(
             findings.append(refusal)
         elif replace is not None:
             removals.append(entry.path)
+            judged[entry.path] = _judged(folder, entry.path)
     report = attrs.evolve(
         report,
         findings=tuple(findings),
@@ -358,9 +391,14 @@ def _install(
     staged: list[Staged] = []
     try:
         for path, data, replace in writes:
-            staged.append(folder.stage(path, data, replace=replace))
+            expected = judged[path] if replace else None
+            staged.append(
+                folder.stage(
+                    path, data, replace=replace, expected=expected, cap=_MAX_INSTALLED_BYTES
+                )
+            )
         for path in removals:
-            removal = folder.removal(path)
+            removal = folder.removal(path, expected=judged[path], cap=_MAX_INSTALLED_BYTES)
             if removal is not None:
                 staged.append(removal)
         staged.append(folder.stage_own(MANIFEST_FILE, _manifest_bytes(plan)))
@@ -509,10 +547,14 @@ def uninstall(dest: str | os.PathLike[str], *, dry_run: bool = False) -> Install
             return report
         staged: list[Staged] = []
         try:
-            for path in removals:
-                removal = folder.removal(path)
-                if removal is not None:
-                    staged.append(removal)
+            removing = set(removals)
+            for entry in manifest.files:
+                if entry.path in removing:
+                    removal = folder.removal(
+                        entry.path, expected=entry.sha256, cap=_MAX_INSTALLED_BYTES
+                    )
+                    if removal is not None:
+                        staged.append(removal)
             staged.append(folder.removal_own(MANIFEST_FILE))
             folder.commit(staged)
         except SkillError as exc:

@@ -49,8 +49,8 @@ def export_records(
     checker = _checker(lines, key, None, expected_log_id)
     host: str | None = None
     version = _version()
-    for raw, last in _with_last(lines):
-        result = checker.feed(raw, last=last)
+    for raw, last, following in _with_last(lines):
+        result = checker.feed(raw, last=last, following=following)
         if isinstance(result, Verification):
             return result
         log_id = str(checker.log_id)

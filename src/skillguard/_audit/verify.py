@@ -20,8 +20,9 @@ Rules (threat-model.md T27, T50, T51, T53, T54, T191):
   returned).
 * A file whose first line is no chained record at all (a YAML file, an empty file,
   ``{}``) is ``not_a_log``, not "tampered" (T250): nothing in it was ever a chain. A first
-  line that is a chained record (``seq``, ``prev_hash``, ``hash``) but no valid
-  ``log_created`` record is tampering, as anywhere else.
+  line that is a chained record (a ``seq``, ``prev_hash`` or ``hash`` member, or the text
+  ``"prev_hash":`` however the rest was edited, T313) but no valid ``log_created``
+  record is tampering, as anywhere else.
 * ``_Checker`` is the one chain check, a line at a time: ``verify_records``, the
   summaries, the report, the log set and ``audit repair`` all stream through it.
 """
@@ -118,15 +119,23 @@ class Verification:
     offset: int | None = None
 
 
-def _with_last(lines: Iterable[object]) -> Iterator[tuple[object, bool]]:
-    """Each of *lines* and whether it is the last: one line is read ahead."""
+def _with_last(lines: Iterable[object]) -> Iterator[tuple[object, bool, object]]:
+    """Each of *lines*, whether it is the last, and the line after it (``None`` after
+    the last): one line is read ahead."""
     iterator = iter(lines)
     sentinel = object()
     current = next(iterator, sentinel)
     while current is not sentinel:
         following = next(iterator, sentinel)
-        yield current, following is sentinel
+        yield current, following is sentinel, None if following is sentinel else following
         current = following
+
+
+def _holds_link(raw: object) -> bool:
+    """Whether a line holds a chain link's ``"prev_hash":`` member, however edited."""
+    if isinstance(raw, bytes):
+        return b'"prev_hash":' in raw
+    return isinstance(raw, str) and '"prev_hash":' in raw
 
 
 class _Checker:
@@ -148,14 +157,21 @@ class _Checker:
         self.start = 0
         self.offset = 0
         self.ended = True
-        # Whether the first line is a chained record (``seq``, ``prev_hash``, ``hash``).
+        # Whether the first line is a chained record (``seq``, ``prev_hash``, ``hash``),
+        # and whether the line after it is one.
         self.chained = False
+        self.link_follows = False
 
     def stop(self, reason: str, status: str = TAMPERED) -> Verification:
         if status == TAMPERED and self.count == 1 and self.log_id is None and not self.chained:
             # Stopped at a first line that is no chained record at all: no chain to call
-            # tampered. A chained record first (a log_created moved or deleted) is.
-            status = NOT_A_LOG
+            # tampered. A chained record first (a log_created moved or deleted) is, and
+            # so is any first line followed by a chained record (T316: a log whose
+            # first line was replaced whole).
+            if self.link_follows:
+                reason = f"{reason}; a chained record follows: the log's first line was replaced"
+            else:
+                status = NOT_A_LOG
         return Verification(
             intact=False,
             records=self.count,
@@ -173,19 +189,27 @@ class _Checker:
         """Check *lines* in order, handing each verified record but the header to *sink*:
         the ``Verification`` that stopped the check, or ``None`` at the end (then call
         ``finish``)."""
-        for raw, last in _with_last(lines):
-            result = self.feed(raw, last=last)
+        for raw, last, following in _with_last(lines):
+            result = self.feed(raw, last=last, following=following)
             if isinstance(result, Verification):
                 return result
             if sink is not None and result.get("event") != _HEADER_EVENT:
                 sink(result)
         return None
 
-    def feed(self, raw: object, *, last: bool = False) -> dict[str, object] | Verification:
+    def feed(
+        self, raw: object, *, last: bool = False, following: object = None
+    ) -> dict[str, object] | Verification:
         """The record on *raw* (one line, with or without its ``\\n``), or the
-        ``Verification`` that ends the check there. *last*: no line follows."""
+        ``Verification`` that ends the check there. *last*: no line follows;
+        *following*: the line that does, when the caller read it ahead."""
         self.count += 1
         self.start = self.offset
+        if self.count == 1:
+            # T313: a first line that holds a chain link's member is a record, however
+            # it was edited (a byte, a space, a hash): tampering, never "not a log".
+            self.chained = _holds_link(raw)
+            self.link_follows = _holds_link(following)
         if isinstance(raw, (bytes, str)):
             ended = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
             size = len(raw) - ended
@@ -223,6 +247,8 @@ class _Checker:
             record = _load_json(line, max_chars=MAX_RECORD_BYTES, max_depth=_MAX_RECORD_DEPTH)
         except ValueError:
             return self.stop("not a valid record")
+        if self.count == 1 and isinstance(record, dict):
+            self.chained = self.chained or not {"seq", "prev_hash", "hash"}.isdisjoint(record)
         # The line must be exactly the canonical form: a duplicate key, an escaped key
         # spelling or any other byte edit changes it.
         if not isinstance(record, dict) or canonical(record).decode() != line:
@@ -231,7 +257,6 @@ class _Checker:
         if not isinstance(claimed, str) or not _HASH.fullmatch(claimed):
             return self.stop("not a valid record")
         if self.count == 1:
-            self.chained = "seq" in record and "prev_hash" in record
             stopped = self._header(record)
             if stopped is not None:
                 return stopped

@@ -194,7 +194,9 @@ def _write(
         out.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
         return
     done = not report.dry_run and report.ok
-    out.write(f"{report.action} {report.harness or '-'} -> {terminal_line(report.dest)}\n")
+    out.write(
+        f"{report.action} {terminal_line(report.harness or '-')} -> {terminal_line(report.dest)}\n"
+    )
     out.writelines(
         f"{'wrote' if done else 'would write'} {terminal_line(path)}\n" for path in report.written
     )

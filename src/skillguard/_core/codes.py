@@ -117,6 +117,7 @@ ERROR_CODES: Final[tuple[Code, ...]] = (
     Code("containment", "too_many_entries", "`read_core_knowledge`: an entry past the first `max_resource_files`"),
     Code("containment", "changed_after_approval", "a file of an approved skill, or a knowledge file of an approved agent file, is no longer the approved one (changed, grown, removed or swapped)"),
     Code("containment", "exists", "`agent install`: a file appeared at a name between the check and the commit; it is kept, and every file already put in place is undone"),
+    Code("containment", "edited_since_install", "`agent install` / `uninstall`: a file judged replaceable changed (or became a link) between the check and the commit; it is kept, and every file already put in place is undone"),
     Code("not_found", "missing", "nothing is there"),
     Code("not_found", "unreadable", "it is there but cannot be read, or (`agent compose --output`) written (the OS error is kept)"),
     Code("not_found", "no_skill", "no folder under the path holds a `SKILL.md`"),

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import threading
@@ -62,6 +63,28 @@ class Staged:
     replace: bool
     backup: str | None = None
     done: bool = False
+    # The sha256 of the first cap+1 bytes judged at the name (T317): what is there when
+    # it is replaced or removed must still be those bytes.
+    expected: str | None = None
+    cap: int = 0
+
+
+def _digest(dir_fd: int, name: str, cap: int) -> str | None:
+    """The sha256 of the first *cap* + 1 bytes of the regular file *name* (``None``:
+    not a regular file)."""
+    try:
+        fd = open_regular(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        digest = hashlib.sha256()
+        size = 0
+        while size <= cap and (chunk := os.read(fd, cap + 1 - size)):
+            digest.update(chunk)
+            size += len(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def _suffix() -> str:
@@ -231,10 +254,16 @@ class InstallFolder:
         """A staged removal of the top-level file *name* that skillguard names itself."""
         return Staged(name, os.dup(self._fd), name, "", replace=True)
 
-    def stage(self, relpath: str, data: bytes, *, replace: bool) -> Staged:
-        """Write *data* as a temporary beside *relpath* (see the module docstring)."""
+    def stage(
+        self, relpath: str, data: bytes, *, replace: bool, expected: str | None = None, cap: int = 0
+    ) -> Staged:
+        """Write *data* as a temporary beside *relpath* (see the module docstring).
+        *expected*: the sha256 of the first *cap* + 1 bytes the file it replaces must
+        still hold when it is replaced (T317)."""
         folder, name = self._split(relpath)
-        return self._stage(folder, name, relpath, data, replace=replace)
+        staged = self._stage(folder, name, relpath, data, replace=replace)
+        staged.expected, staged.cap = expected, cap
+        return staged
 
     def _stage(
         self, folder: Sequence[str], name: str, relpath: str, data: bytes, *, replace: bool
@@ -259,13 +288,14 @@ class InstallFolder:
             raise _classify(exc, safe_repr(relpath), doing="written") from exc
         return Staged(relpath, dir_fd, name, temporary, replace)
 
-    def removal(self, relpath: str) -> Staged | None:
-        """A staged removal of *relpath* (``None`` when it is gone already)."""
+    def removal(self, relpath: str, *, expected: str | None = None, cap: int = 0) -> Staged | None:
+        """A staged removal of *relpath* (``None`` when it is gone already); *expected*
+        as for ``stage``."""
         folder, name = self._split(relpath)
         dir_fd = self._folder(folder, create=False)
         if dir_fd is None:
             return None
-        return Staged(relpath, dir_fd, name, "", replace=True)
+        return Staged(relpath, dir_fd, name, "", replace=True, expected=expected, cap=cap)
 
     def commit(self, staged: list[Staged]) -> None:
         """Put every staged file in place, or none (see the module docstring).
@@ -293,6 +323,17 @@ class InstallFolder:
                 item.backup = backup
             except FileNotFoundError:
                 item.backup = None
+            if (
+                item.backup is not None
+                and item.expected is not None
+                and _digest(fd, item.backup, item.cap) != item.expected
+            ):
+                # The backup is the very file at the name now: it changed since it was
+                # judged (an edit while installing), so it is kept (T317).
+                raise SkillContainmentError(
+                    "edited_since_install",
+                    f"{safe_repr(item.relpath)} changed while installing; it was kept",
+                )
             if item.temporary:
                 os.rename(item.temporary, item.name, src_dir_fd=fd, dst_dir_fd=fd)
             elif item.backup is not None:
@@ -311,6 +352,10 @@ class InstallFolder:
     def _undo(self, staged: list[Staged]) -> None:
         for item in reversed(staged):
             if not item.done:
+                if item.backup is not None:  # linked, then the step failed: the name
+                    with contextlib.suppress(OSError):  # still holds the file (T314)
+                        os.unlink(item.backup, dir_fd=item.dir_fd)
+                    item.backup = None
                 continue
             with contextlib.suppress(OSError):
                 if item.backup is not None:
@@ -326,7 +371,8 @@ class InstallFolder:
                 os.rmdir(name, dir_fd=fd)
 
     def discard(self, staged: list[Staged]) -> None:
-        """Remove every temporary and close every descriptor of *staged*."""
+        """Remove every temporary and every folder staging made (T310), and close every
+        descriptor of *staged*."""
         for item in staged:
             if item.dir_fd < 0:
                 continue
@@ -335,6 +381,9 @@ class InstallFolder:
                     os.unlink(item.temporary, dir_fd=item.dir_fd)
             os.close(item.dir_fd)
             item.dir_fd = -1
+        for fd, name in reversed(self._created):
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=fd)
         self._close_created()
 
     def _finish(self, staged: list[Staged]) -> None:
