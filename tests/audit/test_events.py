@@ -243,3 +243,72 @@ def _check_load_spans(spans: list[list[Any]]) -> None:
     assert (denied["skillguard.skill"], denied["skillguard.decision"]) == ("other", "deny")
     assert denied_events[0] == "load_denied"
     assert denied_status == "ERROR"  # the SkillError passed through, recorded
+
+
+_WORKSPACE = """
+import pathlib, sys, tempfile
+import skillguard
+
+root = pathlib.Path(tempfile.mkdtemp())
+(root / "ws" / "notes").mkdir(parents=True)
+text = "---\\nname: notes\\ndescription: Notes.\\n---\\nBody.\\n"
+(root / "ws" / "notes" / "SKILL.md").write_text(text)
+policy = skillguard.AllowPolicy.from_mapping(
+    {"agents": {"a": {"skills": ["notes"], "workspace": "approve"}}}
+)
+answers = iter([True, False])
+
+def approver(request):
+    return skillguard.Decision(approved=next(answers), by="alice", reason="read it")
+
+handle = skillguard.Loader(policy, workspace=[root / "ws"], approver=approver).bind("a")
+handle.load("notes")
+(root / "ws" / "notes" / "SKILL.md").write_text(text + "More.\\n")  # a new snapshot
+try:
+    handle.load("notes")
+except skillguard.SkillError:
+    pass
+"""
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("opentelemetry.sdk") is None, reason="opentelemetry-sdk"
+)
+def test_t253_an_approval_is_a_span_inside_its_load() -> None:
+    completed = _run(
+        """
+import json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+"""
+        + _WORKSPACE
+        + """
+for span in exporter.get_finished_spans():
+    parent = span.parent.span_id if span.parent is not None else None
+    print(json.dumps([span.name, dict(span.attributes), span.context.span_id, parent,
+                      span.status.status_code.name]))
+"""
+    )
+    spans = [json.loads(line) for line in completed.stdout.splitlines()]
+    # Each load holds its approval: the approve span ends first, as the load's child.
+    assert [name for name, *_ in spans] == [
+        "skillguard.approve",
+        "skillguard.load",
+        "skillguard.approve",
+        "skillguard.load",
+    ]
+    (_, yes, _, yes_parent, _), (_, _, load_id, _, _) = spans[0], spans[1]
+    (_, no, _, no_parent, no_status), (_, _, second_id, _, _) = spans[2], spans[3]
+    assert (yes_parent, no_parent) == (load_id, second_id)
+    assert (yes["skillguard.agent"], yes["skillguard.skill"]) == ("a", "notes")
+    assert (yes["skillguard.decision"], yes["skillguard.approver"]) == ("allow", "alice")
+    assert yes["skillguard.reason"] == "read it"
+    assert no["skillguard.decision"] == "deny"
+    assert no_status == "ERROR"
