@@ -56,7 +56,6 @@ NOT_ERROR_BUILDERS = {
     "drift": "_agents/install.py: an InstallFinding of --check (OTHER_CODES)",
     "note": "_agents/install_plan.py: an InstallFinding note (OTHER_CODES)",
     "_conflict": "_agents/install.py: an InstallFinding conflict (OTHER_CODES)",
-    "fingerprint": "_cli/ci.py: a SARIF result's partial fingerprint of a finding already built",
     "_set_document": "_cli/audit.py: a JSON document of an exit status already decided",
     "fingerprint": "_cli/ci.py: a SARIF result's fingerprint over a code already reported",
 }
