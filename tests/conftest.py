@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,12 @@ from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+# The fuzz targets, loaded by path in tests, import fuzz/instrumented.py from beside them,
+# as when libFuzzer runs them as scripts (their folder is then on sys.path).
+_FUZZ = str(Path(__file__).resolve().parent.parent / "fuzz")
+if _FUZZ not in sys.path:
+    sys.path.append(_FUZZ)
 
 # No deadlines: a timing is never a test result here (benchmarks measure speed), and a
 # loaded CI machine must not turn a slow example into a failure.

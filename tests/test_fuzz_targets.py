@@ -32,8 +32,6 @@ AGENT_CORPUS = sorted((FUZZ / "corpus" / "parse_agent").iterdir())
 
 
 def _load(name: str) -> ModuleType:
-    if str(FUZZ) not in sys.path:  # a target finds fuzz/instrumented.py next to it
-        sys.path.insert(0, str(FUZZ))
     spec = importlib.util.spec_from_file_location(name, FUZZ / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
