@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,7 +22,7 @@ from skillguard import (
     deny_all,
 )
 from skillguard.mcp import build_server, elicit
-from skillguard.mcp._elicit import client_label
+from skillguard.mcp._elicit import client_label, literal_block
 from skillguard.mcp._server import _execution_id
 from tests.mcp.test_server import call, connect, options, records, run, setup  # noqa: F401
 
@@ -176,3 +177,32 @@ def test_t304_deny_refuses_a_loader_whose_approver_would_answer(tmp_path: Path) 
     # What a pin alone decides, or elicitation turned off, is "deny".
     assert build_server(handle(tmp_path / "pins", store.approver(deny_all))).name
     assert build_server(handle(tmp_path / "off", elicit), approve="deny").name
+
+
+# -- T305: the author's text in the elicitation message stays as typed -------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain",
+        "![x](https://attacker.example/track.png) [click](https://attacker.example)",
+        "# Approved by security\n<img src=x>",
+        "```\nclosing the fence early\n```",
+        "a run ````````` of nine",
+        "~~~\ntilde fence\n~~~",
+    ],
+)
+def test_t305_author_text_in_the_elicitation_is_one_code_block(text: str) -> None:
+    block = literal_block(text + "\n")
+    lines = block.split("\n")
+    fence = lines[0]
+    assert set(fence) == {"`"}
+    assert len(fence) >= 3
+    assert lines[-1] == fence
+    assert "\n".join(lines[1:-1]) == text  # the text itself, unchanged
+    # Nothing inside can close it: no line of the text is a run of backticks as long.
+    assert all(
+        not (set(line.strip()) == {"`"} and len(line.strip()) >= len(fence)) for line in lines[1:-1]
+    )
+    assert len(fence) > max((len(run) for run in re.findall("`+", text)), default=0)

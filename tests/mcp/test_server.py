@@ -333,6 +333,12 @@ def test_t243_an_accepted_elicitation_serves_the_snapshot_shown(
     granted = next(r for r in records(setup) if r["event"] == "load_granted")
     assert granted["digest"] in message  # the human saw the digest that was served
     assert "how.md" in message
+    # What the request shows is one Markdown code block: rendered, it stays as typed (T305).
+    intro, shown = message.split("\n\n", 1)
+    assert "```" not in intro
+    assert shown.startswith("```\n")
+    assert shown.endswith("\n```")
+    assert shown.count("```") == 2
     assert granted["approver"] == "mcp:test-client"
     assert "ToolListChangedNotification" in "".join(seen) or "tools/list_changed" in "".join(seen)
 

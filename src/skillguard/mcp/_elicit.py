@@ -8,7 +8,10 @@ Rules (threat-model.md T242-T244):
    carry a server request; anywhere else it answers "no" at once: nobody was asked.
 2. The message is ``render_request``'s text: skillguard's own facts (agent, skill,
    folder, digest, every file, grants) plainly, the author's text inside rails, every
-   hidden character shown as ``[U+XXXX]``. The human picks ``once`` or, when the loader
+   hidden character shown as ``[U+XXXX]``, the whole of it in a Markdown code block whose
+   fence is longer than any run of backticks in it (``literal_block``), so a client that
+   renders Markdown shows the author's text as typed: no image fetched, no link, no
+   heading that imitates the client's own UI (T305). The human picks ``once`` or, when the loader
    has a trust store, ``pin``; anything else, a decline, a cancel, an error or a reply
    that does not fit the schema is a denial.
 3. The answer is a ``Decision`` like any approver's: the loader binds it to the
@@ -21,7 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -39,6 +43,17 @@ if TYPE_CHECKING:
 __all__ = ["Asker", "asking", "client_label", "elicit"]
 
 _MAX_LABEL = 64
+
+_BACKTICKS: Final = re.compile("`+")
+
+
+def literal_block(text: str) -> str:
+    """*text* as a Markdown code block that nothing in it can close: its fence is one
+    backtick longer than the longest run of backticks in *text* (at least three)."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text.rstrip("\n")
+    return f"{fence}\n{body}\n{fence}"
 
 
 def client_label(name: object) -> str:
@@ -75,7 +90,8 @@ class Asker:
     async def ask(self, request: ApprovalRequest) -> Decision:
         message = (
             "An agent asks for a skill from a workspace nobody approved yet. Accept to "
-            "serve exactly this snapshot; decline to refuse it.\n\n" + render_request(request)
+            "serve exactly this snapshot; decline to refuse it.\n\n"
+            + literal_block(render_request(request))
         )
         try:
             result = await self.session.elicit_form(message, self.schema(), self.request_id)
