@@ -204,44 +204,13 @@ class InstallFolder:
         if fd is None:
             return None
         try:
-            try:
-                file = open_regular(name, _READ_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                if exc.errno == errno.EINVAL:
-                    raise SkillContainmentError(
-                        "not_regular_file", f"{safe_repr(relpath)} is not a regular file"
-                    ) from exc
-                raise _classify(exc, safe_repr(relpath)) from exc
+            return _read_capped(name, fd, relpath, cap)
         finally:
             os.close(fd)
-        try:
-            chunks: list[bytes] = []
-            size = 0
-            while size <= cap and (chunk := os.read(file, cap + 1 - size)):
-                chunks.append(chunk)
-                size += len(chunk)
-        finally:
-            os.close(file)
-        return b"".join(chunks)
 
     def read_own(self, name: str, *, cap: int) -> bytes | None:
         """Like ``read``, for a top-level file skillguard names itself (the manifest)."""
-        try:
-            file = open_regular(name, _READ_FLAGS, dir_fd=self._fd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno == errno.EINVAL:
-                raise SkillContainmentError(
-                    "not_regular_file", f"{safe_repr(name)} is not a regular file"
-                ) from exc
-            raise _classify(exc, safe_repr(name)) from exc
-        try:
-            return os.read(file, cap + 1)
-        finally:
-            os.close(file)
+        return _read_capped(name, self._fd, name, cap)
 
     # -- staging and committing ----------------------------------------------------
 
@@ -436,3 +405,27 @@ class InstallFolder:
         finally:
             os.close(fd)
         return True
+
+
+def _read_capped(name: str, dir_fd: int, shown: str, cap: int) -> bytes | None:
+    """At most cap+1 bytes of the regular file *name* in *dir_fd*, or ``None`` if absent;
+    a symlink or another kind of file is refused, named as *shown*."""
+    try:
+        file = open_regular(name, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise SkillContainmentError(
+                "not_regular_file", f"{safe_repr(shown)} is not a regular file"
+            ) from exc
+        raise _classify(exc, safe_repr(shown)) from exc
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        while size <= cap and (chunk := os.read(file, cap + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(file)
+    return b"".join(chunks)
