@@ -254,9 +254,9 @@ class _Check:
             self.one_line(item, "model")
         return tuple(str(item) for item in value)
 
-    def body(self, body: str, first_line: int) -> None:
+    def body(self, body: str, first_line: int, source: bytes) -> None:
         # The skills' body rule, shared so that the two can never drift apart.
-        found = hidden_in_body(body, first_line)
+        found = hidden_in_body(body, first_line, source=source)
         if found is None:
             return
         code, line, column, what = found
@@ -304,7 +304,7 @@ def _build(
     description = check.text("description")
     tools = check.tools() if "tools" in fields else None
     models = check.models() if "model" in fields else ()
-    check.body(body, body_line)
+    check.body(body, body_line, raw)
     sections = _Sections(body)
     persona = _persona(sections)
     return AgentDefinition(

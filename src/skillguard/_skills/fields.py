@@ -143,10 +143,11 @@ class Fields:
                 key,
             )
 
-    def body(self, body: str, first_line: int) -> None:
+    def body(self, body: str, first_line: int, source: bytes | None = None) -> None:
         """Refuse (strict) or report (compat) a character in the body that hides or
-        reorders text; under compat the renderers show it escaped (``_text.reveal``)."""
-        found = hidden_in_body(body, first_line)
+        reorders text; under compat the renderers show it escaped (``_text.reveal``).
+        *source* is the file the body was decoded from (``hidden_in_body``)."""
+        found = hidden_in_body(body, first_line, source=source)
         if found is None:
             return
         code, line, column, what = found

@@ -240,7 +240,7 @@ def _build(
             _keep(errors, exc)
     body, body_line = body_at
     try:
-        check.body(body, body_line)
+        check.body(body, body_line, raw)
     except MalformedSkillError as exc:
         _keep(errors, exc)
     # Optional fields are checked only when present (most skills have two to four),
