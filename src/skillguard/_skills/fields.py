@@ -16,6 +16,7 @@ the first or to collect them all. Sans-IO.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -359,7 +360,23 @@ class Fields:
         if self.fields.keys() <= _KNOWN_FIELDS and not self.inert:  # the usual case
             return EMPTY_MAP
         extra = {key: value for key, value in self.fields.items() if key not in _KNOWN_FIELDS}
-        for key in extra:
-            self.warn("unknown_field", f"unknown field {safe_repr(key)} kept as inert data", key)
+        self.warnings.extend(map(_unknown_field, extra))
         extra.update(self.inert)
         return FrozenMap(extra)
+
+
+def _unknown_field(key: str) -> SkillWarning:
+    # Most skills carry one to three fields the spec does not name, and the same few
+    # (author, tags, ...) across a catalog: their warnings are immutable, so one is
+    # shared by every skill that has the key. A long key (hostile, or rare) is not kept.
+    if len(key) <= _SHARED_KEY_MAX:
+        return _shared_unknown_field(key)
+    return _unknown_field_warning(key)
+
+
+def _unknown_field_warning(key: str) -> SkillWarning:
+    return SkillWarning("unknown_field", f"unknown field {safe_repr(key)} kept as inert data", key)
+
+
+_SHARED_KEY_MAX: Final = 64
+_shared_unknown_field: Final = functools.lru_cache(maxsize=256)(_unknown_field_warning)
