@@ -297,3 +297,54 @@ def test_t145_each_rule_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     narrow(granted, allowed)
     # Once per rule, where every pair parsed both of its rules again (4,800 calls).
     assert calls <= len(granted) + len(allowed)
+
+
+def _split_by_characters(value: str) -> tuple[str, ...]:
+    """The rule of ``split_tools``, one character at a time: the reference."""
+    rules: list[str] = []
+    depth = 0
+    start: int | None = None
+    for index, char in enumerate(value):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                raise ValueError("a ')' closes no '('")
+            depth -= 1
+        elif depth == 0 and (char == "," or char.isspace()):
+            if start is not None:
+                rules.append(value[start:index])
+                start = None
+            continue
+        if start is None:
+            start = index
+    if depth:
+        raise ValueError("a '(' is never closed")
+    if start is not None:
+        rules.append(value[start:])
+    return tuple(rules)
+
+
+@given(st.text(st.sampled_from("Bash(git:*)a ,\t\n\u00a0\u2003\u3000\x1c\x85()")))
+def test_t45_split_tools_agrees_with_the_character_rule(value: str) -> None:
+    try:
+        expected: tuple[str, ...] | str = _split_by_characters(value)
+    except ValueError as exc:
+        expected = str(exc)
+    try:
+        got: tuple[str, ...] | str = split_tools(value)
+    except ValueError as exc:
+        got = str(exc)
+    assert got == expected
+
+
+def test_every_code_point_separates_exactly_when_isspace_says_so() -> None:
+    # The pieces are cut by re's \s: it must be str.isspace(), or a rule would be cut
+    # (or kept whole) where the character rule does not.
+    for code in range(0x110000):
+        char = chr(code)
+        if char in "(),":
+            continue
+        assert split_tools(f"a{char}b()") == (
+            ("a", "b()") if char.isspace() else (f"a{char}b()",)
+        ), hex(code)

@@ -73,6 +73,9 @@ _TOOL_NAME_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 # server and tool ambiguous.
 _MCP_SEGMENT: Final = r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*"
 _MCP_RE: Final = re.compile(rf"mcp__({_MCP_SEGMENT})(?:__({_MCP_SEGMENT}|\*))?")
+# Whitespace as str.split() and str.isspace() see it (re's \s for str patterns), and commas.
+_SEPARATORS_RE: Final = re.compile(r"([\s,]+)")
+_PARENS_RE: Final = re.compile(r"[()]")
 _SHELL_SPECIAL: Final = frozenset(";&|<>$()`\\\t\n\r\v\f")
 
 
@@ -91,26 +94,33 @@ def split_tools(value: str) -> tuple[str, ...]:
     """
     if "(" not in value and ")" not in value:
         return tuple(value.replace(",", " ").split())
+    # The pieces between runs of separators are cut in C; a piece with a parenthesis
+    # moves the depth (only its parentheses are read), and a run of separators ends a
+    # rule only outside parentheses.
     rules: list[str] = []
     depth = 0
-    start: int | None = None
-    for index, char in enumerate(value):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            if depth == 0:
-                raise ValueError("a ')' closes no '('")
-            depth -= 1
-        elif depth == 0 and (char == "," or char.isspace()):
-            if start is not None:
-                rules.append(value[start:index])
-                start = None
-            continue
-        if start is None:
-            start = index
+    start = -1  # where the rule being read starts, or -1 between rules
+    position = 0
+    for index, piece in enumerate(_SEPARATORS_RE.split(value)):
+        if index % 2:  # a run of separators
+            if not depth and start >= 0:
+                rules.append(value[start:position])
+                start = -1
+        elif piece:
+            if start < 0:
+                start = position
+            if "(" in piece or ")" in piece:
+                for paren in _PARENS_RE.findall(piece):
+                    if paren == "(":
+                        depth += 1
+                    elif depth == 0:
+                        raise ValueError("a ')' closes no '('")
+                    else:
+                        depth -= 1
+        position += len(piece)
     if depth:
         raise ValueError("a '(' is never closed")
-    if start is not None:
+    if start >= 0:
         rules.append(value[start:])
     return tuple(rules)
 
