@@ -143,6 +143,26 @@ def test_t294_a_file_skillguard_did_not_write_is_never_overwritten(
     assert (dest / "ralph.md").read_bytes() == (source / "agents-native" / "ralph.md").read_bytes()
 
 
+def test_a_force_that_names_no_file_of_the_install_is_refused(
+    source: Path, tmp_path: Path
+) -> None:
+    # A typo in --force must not pass unnoticed: the operator meant some file, and the
+    # install would otherwise go on as if the flag had been applied.
+    dest = tmp_path / "dest"
+    with pytest.raises(SkillUsageError, match=r"'ralh\.md'"):
+        install_plan(plan_for(source), dest, force={"ralh.md"})
+    assert tree(dest) == {}
+    assert install_plan(plan_for(source), dest).ok
+    with pytest.raises(SkillUsageError, match=r"'plan\.mdx'"):
+        install_plan(plan_for(source), dest, force={"plan.md", "plan.mdx"})
+    # A file the manifest lists but the plan no longer writes is removed by the
+    # install: naming it is no typo.
+    shutil.rmtree(source / "agents" / "plan")
+    (dest / "plan.md").write_text("edited")
+    assert install_plan(plan_for(source), dest, force={"plan.md"}).ok
+    assert not (dest / "plan.md").exists()
+
+
 def test_an_edited_install_is_refused_until_forced(source: Path, tmp_path: Path) -> None:
     dest = tmp_path / "dest"
     assert install_plan(plan_for(source), dest).ok

@@ -339,7 +339,26 @@ def install_plan(
                     ),
                 ),
             )
+        _check_force(names, plan, manifest)
         return _install(folder, plan, manifest, names, report)
+
+
+def _check_force(names: frozenset[str], plan: InstallPlan, manifest: _Manifest | None) -> None:
+    """Refuse a *force* name that is no file this install writes or removes: a typo
+    would otherwise pass unnoticed, the install going on as if it had been applied."""
+    if not names:
+        return
+    known = {item.path for item in plan.items}
+    if manifest is not None:
+        known.update(entry.path for entry in manifest.files)
+    stray = sorted(names - known)
+    if stray:
+        shown = ", ".join(safe_repr(name) for name in stray[:5])
+        raise SkillUsageError(
+            "bad_argument",
+            f"force names {shown}{' and more' if len(stray) > 5 else ''}, which this "
+            "install neither writes nor removes",
+        )
 
 
 def _install(
