@@ -51,7 +51,6 @@ import attrs
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
-    from collections.abc import Set as AbstractSet
 
 __all__ = [
     "EVIDENCE_FLOOR",
@@ -250,12 +249,6 @@ class Considered:
         }
 
 
-def _evidence(score: float, coverage: float, naming: float) -> float:
-    """Rule 4: the score, times the share of the task the skill explains, times what
-    naming the skill adds."""
-    return float(score * coverage**GAMMA * (1 + NAME_BONUS * naming))
-
-
 def _phrase_in(phrase: Sequence[str], text: Sequence[str], starts: Mapping[str, list[int]]) -> bool:
     size = len(phrase)
     return any(
@@ -337,8 +330,16 @@ class SelectionIndex:
         }
         # A task word no skill holds weighs the most: the catalog explains none of it.
         self._idf_unseen = UNSEEN_WEIGHT * math.log(1 + (total + 0.5) / 0.5)
-        # The IDF mass of each skill's name: naming a skill whole is naming its rare terms.
-        self._name_mass = [sum(self._idf[term] for term in names) for names in self._name_terms]
+        # Per term, the skills whose name holds it and its share of the name's IDF mass
+        # (naming a skill whole is naming its rare terms): a query adds these few.
+        named: dict[str, tuple[list[int], list[float]]] = {}
+        for index, held in enumerate(self._name_terms):
+            mass = sum(self._idf[term] for term in held)
+            for term in held:
+                ids, shares = named.setdefault(term, ([], []))
+                ids.append(index)
+                shares.append(self._idf[term] / mass)
+        self._named = named
         # Everything a query needs is summed here, once: a query only adds numbers.
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for index, weighted in enumerate(self._gains):
@@ -419,9 +420,9 @@ class SelectionIndex:
     def _lexical_matches(
         self, task: str, context: str
     ) -> tuple[list[Match], list[Considered], int]:
-        task_set = set(terms(task))
-        task_terms = sorted(task_set)
+        task_terms = sorted(set(terms(task)))
         scores, cover = self._scores(task_terms)
+        naming_of = self._naming(task_terms, scores).get
         unseen = self._idf_unseen
         whole = sum(self._idf.get(term, unseen) for term in task_terms)
         names = self._names
@@ -437,8 +438,8 @@ class SelectionIndex:
                 under += 1
                 continue
             coverage = cover[position] / whole
-            naming = self._naming(position, task_set)
-            evidence = _evidence(score, coverage, naming)
+            naming = naming_of(position, 0.0)
+            evidence = score * coverage**GAMMA * (1 + NAME_BONUS * naming)
             if evidence < EVIDENCE_FLOOR:  # rule 4
                 under_floor.append((-evidence, -score, names[position], position, naming))
                 continue
@@ -464,7 +465,7 @@ class SelectionIndex:
             score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
             matched = item.matched + tuple(f"context:{term}" for term in extra)
             name = self._names[item.position]
-            evidence = _evidence(score, item.coverage, item.naming)
+            evidence = score * item.coverage**GAMMA * (1 + NAME_BONUS * item.naming)
             taken.append((Match(name, 0, round(evidence, 4), matched), item, extra))
         taken.sort(key=lambda entry: (-entry[0].score, entry[0].name))
         out = [match for match, _, _ in taken]
@@ -488,13 +489,19 @@ class SelectionIndex:
         hidden = len(taken) - len(ordered) + len(rejected) - listed_under + len(under_floor)
         return out, ordered, under + hidden
 
-    def _naming(self, position: int, task_terms: AbstractSet[str]) -> float:
-        """The IDF-weighted share of the skill's name terms that the task holds."""
-        mass = self._name_mass[position]
-        if not mass:
-            return 0.0
-        idf = self._idf
-        return sum(idf[term] for term in self._name_terms[position] if term in task_terms) / mass
+    def _naming(self, task_terms: Iterable[str], scores: Mapping[int, float]) -> dict[int, float]:
+        """For each skill scored, the IDF-weighted share of its name terms that the
+        task holds (skills the task names nothing of are left out)."""
+        naming: dict[int, float] = {}
+        named = self._named
+        for term in task_terms:
+            entry = named.get(term)
+            if entry is None:
+                continue
+            for position, share in zip(*entry, strict=True):
+                if position in scores:
+                    naming[position] = naming.get(position, 0.0) + share
+        return naming
 
     def _matched(self, position: int, task_terms: Sequence[str]) -> tuple[str, ...]:
         gains = self._gains[position]
