@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from skillguard import AllowPolicy, EmbeddedSkills, Loader, SelectionRegistry
 from skillguard._skills.rank import EVIDENCE_FLOOR, MAX_CONSIDERED, MAX_TERMS, SelectionIndex
 from tests.steps import python_steps
@@ -257,10 +260,20 @@ def test_a_camel_case_word_gives_its_words() -> None:
     from skillguard._skills.rank import terms
 
     assert terms("PdfReader") == ["pdfreader", "pdf", "reader"]
-    assert terms("HTTPServer logs") == ["httpserver", "http", "server", "log"]
+    assert terms("HTTPServer logs") == ["httpserver", "log", "http", "server"]
     assert terms("parseConfig") == ["parseconfig", "pars", "config"]
     # snake_case and kebab-case were words already; a lower-case word gives itself.
     assert terms("pdf_reader pdf-reader pdfreader") == ["pdf", "reader"] * 2 + ["pdfreader"]
+
+
+@given(st.text(max_size=60))
+def test_camel_case_parts_only_add_terms(text: str) -> None:
+    """The terms of the lowercased text come first, unchanged: a part never replaces
+    or reorders a word (a lowercase-first tokenisation is kept for every script)."""
+    from skillguard._skills.rank import terms
+
+    lowered = terms(text.lower())
+    assert terms(text)[: len(lowered)] == lowered
 
 
 def test_a_camel_case_word_in_a_description_matches_its_words() -> None:

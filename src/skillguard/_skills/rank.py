@@ -185,20 +185,25 @@ def words(text: str) -> list[str]:
 def terms(text: str) -> list[str]:
     """The terms of *text* that carry meaning: words, stemmed, without stop words.
 
-    A word written in camelCase or PascalCase also gives its parts ("PdfReader":
-    ``pdfreader``, ``pdf``, ``reader``; "YouTube": ``youtube``, ``tube``), so the joined
-    form still matches itself and each part matches the same word written alone.
+    A word written in camelCase or PascalCase also gives its parts, stemmed the same
+    way, after the terms of the lowercased text ("PdfReader": ``pdfreader``, ``pdf``,
+    ``reader``; "HTTPServer": ``httpserver``, ``http``, ``server``), so the joined form
+    still matches itself and each part matches the same word written alone.
     ``snake_case`` and ``kebab-case`` are cut into words already."""
-    out = []
+    out = [
+        stem(word)
+        for word in _WORD.findall(text.lower())
+        if word not in STOP_WORDS and len(word) > 1
+    ]
+    if text.islower():  # no upper-case letter: no camelCase word
+        return out
     for token in _WORD.findall(text):
-        word = token.lower()
-        if word not in STOP_WORDS and len(word) > 1:
-            out.append(stem(word))
-        if token[1:] != word[1:]:  # an upper-case letter after the first
+        if token[1:] != token[1:].lower():  # an upper-case letter after the first
+            whole = token.lower()
             out += [
                 stem(part)
                 for part in _CASE_BREAK.sub(" ", token).lower().split()
-                if part != word and part not in STOP_WORDS and len(part) > 1
+                if part != whole and part not in STOP_WORDS and len(part) > 1
             ]
     return out
 
