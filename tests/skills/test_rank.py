@@ -342,3 +342,39 @@ def test_t318_a_name_is_judged_on_the_task_and_cannot_carry_a_long_one() -> None
     # The context names nothing: the same name words in the context add no naming.
     _, considered, _ = index.consider("rain temperature wind", "weather forecast")
     assert [item.naming for item in considered if item.name == "weather"] == [0.0]
+
+
+def test_naming_from_the_name_postings_is_the_share_of_each_scored_name() -> None:
+    """Naming is read from per-term name postings, only for the skills the query
+    scored; it equals the IDF-weighted share of each one's name terms in the task."""
+    import random
+
+    from skillguard._skills.rank import terms
+
+    rng = random.Random(318)  # noqa: S311 - a fixed, reproducible catalog
+    vocabulary = [f"word{n}" for n in range(40)]
+    catalog = [
+        (
+            "-".join([*rng.sample(vocabulary, rng.randint(1, 3)), f"n{n}"]),
+            " ".join(rng.choice(vocabulary) for _ in range(rng.randint(3, 30))),
+        )
+        for n in range(300)
+    ]
+    index = SelectionIndex(catalog)
+    skipped = 0
+    for _ in range(50):
+        task = set(terms(" ".join(rng.sample(vocabulary, rng.randint(1, 12)))))
+        scores, _ = index._scores(sorted(task))
+        naming = index._naming(sorted(task), scores)
+        assert set(naming) <= set(scores)
+        for position in scores:
+            held = index._name_terms[position]
+            mass = sum(index._idf[term] for term in held)
+            share = sum(index._idf[term] for term in held if term in task) / mass
+            assert abs(naming.get(position, 0.0) - share) < 1e-9
+        skipped += sum(
+            1
+            for position, held in enumerate(index._name_terms)
+            if position not in scores and held & task
+        )
+    assert skipped  # some named skills could not reach the threshold and were skipped
