@@ -7,15 +7,23 @@ The rule, in the order it is applied (threat-model.md T80, T260, T261):
    ahead of descriptions): the operator's table is trusted.
 2. Any other skill is scored by BM25F over its name and description, every gain summed
    at build time; a query only adds the postings of the task's terms (the inverted
-   index). A skill that shares no term with the task is never looked at.
+   index). A skill that shares no term with the task is never looked at. A term is a
+   word, lowercased and lightly stemmed (``stem``); a camelCase or PascalCase word also
+   gives its parts (``terms``), and snake_case and kebab-case are words already.
 3. Under ``THRESHOLD``, or with a single description word and none in its name, a skill
    is not selected (the keyword-stuffing defences of T80).
-4. Evidence: the score times the share of the task the skill's name and description
-   explain, ``coverage ** GAMMA``, where coverage is the IDF-weighted share of the
-   task's distinct terms that the skill holds (a word no skill holds weighs the most).
-   A skill is selected only when its evidence reaches ``EVIDENCE_FLOOR``: the longer the
-   task, the more of it a skill must explain, so the floor on the score scales with the
-   task's length (``EVIDENCE_FLOOR * coverage ** -GAMMA``).
+4. Evidence: the score, times the share of the task the skill's name and description
+   explain, ``coverage ** GAMMA``, times what naming the skill adds,
+   ``1 + NAME_BONUS * naming``. Coverage is the IDF-weighted share of the task's
+   distinct terms that the skill holds, where a word no skill holds weighs the most
+   (``UNSEEN_WEIGHT`` times the IDF of a word of document frequency zero): a task made
+   mostly of words the catalog does not know is explained by no skill. Naming is the
+   IDF-weighted share of the skill's name terms that the task holds (the task alone,
+   never the context): a task that says "weather forecast" names ``weather-forecast``
+   whole. A skill is selected only when its evidence reaches ``EVIDENCE_FLOOR``: the
+   longer the task, the more of it a skill must explain, so the floor on the score
+   scales with the task's length (``EVIDENCE_FLOOR * coverage ** -GAMMA``, divided by
+   at most ``1 + NAME_BONUS`` for a skill the task names whole, T318).
 5. Margin: when the first two description matches are within ``MARGIN`` of each other
    and the first is weak (evidence under twice the floor), nothing is selected from the
    descriptions: the task does not tell them apart, so it likely needs neither. Every
@@ -25,8 +33,9 @@ The rule, in the order it is applied (threat-model.md T80, T260, T261):
 7. Ties break by name: ranks are deterministic.
 
 ``consider`` returns, beside the selected matches, what an operator needs to see why
-(``Considered``): the matched terms and their weights, the score, the evidence, and the
-rule that decided; at most ``MAX_CONSIDERED`` skills, best first.
+(``Considered``): the matched terms and their weights, the score, the coverage, the
+naming, the evidence, and the rule that decided; at most ``MAX_CONSIDERED`` skills,
+best first.
 """
 
 from __future__ import annotations
@@ -45,8 +54,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVIDENCE_FLOOR",
+    "NAME_BONUS",
     "STOP_WORDS",
     "THRESHOLD",
+    "UNSEEN_WEIGHT",
     "Considered",
     "Match",
     "SelectionIndex",
@@ -92,6 +103,8 @@ _KEYWORD_WEIGHT: Final = 1.0
 _PHRASE_BONUS: Final = 0.5
 
 _WORD = re.compile(r"[^\W_]+")
+# Where a camelCase or PascalCase word breaks: "pdfReader", "PDFReader", "v2Api".
+_CASE_BREAK = re.compile(r"(?<=[^\W_])(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])")
 
 # Function words, and the verbs and nouns nearly every request to an agent holds; none
 # of them says which skill a task needs.
@@ -112,11 +125,23 @@ STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 
 
 # The abstention rule (rules 4 and 5 above), tuned on the "tune" half of the public
-# MetaTool queries (benchmarks/bench_select.py) and reported on the held-out half.
+# MetaTool queries (benchmarks/bench_select.py) and reported on the held-out half; the
+# README of benchmarks/ gives the numbers and what was tried.
 # GAMMA: how much a low coverage costs; 0 would be the score alone.
 GAMMA: Final = 0.75
-EVIDENCE_FLOOR: Final = 1.5
+EVIDENCE_FLOOR: Final = 1.75
 MARGIN: Final = 0.05
+# NAME_BONUS: how much naming the skill adds: the evidence is multiplied by
+# ``1 + NAME_BONUS * name coverage``, the IDF-weighted share of the skill's name terms
+# that the task holds (a task that says "weather forecast" names all of
+# ``weather-forecast``). The name is the skill's identity, and the operator sees it in
+# the allow-list; a description is free text.
+NAME_BONUS: Final = 2.0
+# UNSEEN_WEIGHT: in the task's whole weight (the denominator of coverage), a task word
+# that no skill in the catalog holds counts this many times the IDF of a word of
+# document frequency zero: a task made mostly of words the catalog does not know is
+# explained by no skill, however well one of its words matches.
+UNSEEN_WEIGHT: Final = 2.0
 # How many considered skills a selection keeps for ``explain``, and how many matched
 # terms of each (the heaviest).
 MAX_CONSIDERED: Final = 10
@@ -158,12 +183,29 @@ def words(text: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """The terms of *text* that carry meaning: words, stemmed, without stop words."""
-    return [
+    """The terms of *text* that carry meaning: words, stemmed, without stop words.
+
+    A word written in camelCase or PascalCase also gives its parts, stemmed the same
+    way, after the terms of the lowercased text ("PdfReader": ``pdfreader``, ``pdf``,
+    ``reader``; "HTTPServer": ``httpserver``, ``http``, ``server``), so the joined form
+    still matches itself and each part matches the same word written alone.
+    ``snake_case`` and ``kebab-case`` are cut into words already."""
+    out = [
         stem(word)
         for word in _WORD.findall(text.lower())
         if word not in STOP_WORDS and len(word) > 1
     ]
+    if text.islower():  # no upper-case letter: no camelCase word
+        return out
+    for token in _WORD.findall(text):
+        if token[1:] != token[1:].lower():  # an upper-case letter after the first
+            whole = token.lower()
+            out += [
+                stem(part)
+                for part in _CASE_BREAK.sub(" ", token).lower().split()
+                if part != whole and part not in STOP_WORDS and len(part) > 1
+            ]
+    return out
 
 
 @attrs.frozen
@@ -183,7 +225,9 @@ class Considered:
     ``terms`` holds each matched term (a registry keyword, or a stemmed term of the
     task, ``context:`` before a term of the context) with its weight in the score;
     ``rule`` names the rule that decided: ``keyword``, ``evidence`` (selected);
-    ``one_word``, ``under_floor``, ``ambiguous`` (not selected).
+    ``one_word``, ``under_floor``, ``ambiguous`` (not selected). ``evidence`` is
+    ``score * coverage ** GAMMA * (1 + NAME_BONUS * naming)``, where ``naming`` is the
+    IDF-weighted share of the skill's name that the task holds.
     """
 
     name: str
@@ -194,6 +238,7 @@ class Considered:
     coverage: float
     evidence: float
     terms: tuple[tuple[str, float], ...]
+    naming: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -204,6 +249,7 @@ class Considered:
             "score": self.score,
             "coverage": self.coverage,
             "evidence": self.evidence,
+            "naming": self.naming,
             "terms": [[term, weight] for term, weight in self.terms],
         }
 
@@ -229,6 +275,7 @@ class _Scored(NamedTuple):
     position: int  # the skill's, in the index
     score: float  # the task's score
     coverage: float
+    naming: float
     evidence: float
     matched: tuple[str, ...]
 
@@ -287,7 +334,17 @@ class SelectionIndex:
             for term, seen in frequency.items()
         }
         # A task word no skill holds weighs the most: the catalog explains none of it.
-        self._idf_unseen = math.log(1 + (total + 0.5) / 0.5)
+        self._idf_unseen = UNSEEN_WEIGHT * math.log(1 + (total + 0.5) / 0.5)
+        # Per term, the skills whose name holds it and its share of the name's IDF mass
+        # (naming a skill whole is naming its rare terms): a query adds these few.
+        named: dict[str, tuple[list[int], list[float]]] = {}
+        for index, held in enumerate(self._name_terms):
+            mass = sum(self._idf[term] for term in held)
+            for term in held:
+                ids, shares = named.setdefault(term, ([], []))
+                ids.append(index)
+                shares.append(self._idf[term] / mass)
+        self._named = named
         # Everything a query needs is summed here, once: a query only adds numbers.
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for index, weighted in enumerate(self._gains):
@@ -370,11 +427,12 @@ class SelectionIndex:
     ) -> tuple[list[Match], list[Considered], int]:
         task_terms = sorted(set(terms(task)))
         scores, cover = self._scores(task_terms)
+        naming_of = self._naming(task_terms, scores).get
         unseen = self._idf_unseen
         whole = sum(self._idf.get(term, unseen) for term in task_terms)
         names = self._names
         # Rejected skills, as plain values: only the few explained become ``Considered``.
-        under_floor: list[tuple[float, float, str, int]] = []
+        under_floor: list[tuple[float, float, str, int, float]] = []
         rejected: list[tuple[_Scored, str]] = []
         passed: list[_Scored] = []
         under = 0
@@ -385,12 +443,13 @@ class SelectionIndex:
                 under += 1
                 continue
             coverage = cover[position] / whole
-            evidence = score * coverage**GAMMA
+            naming = naming_of(position, 0.0)
+            evidence = score * coverage**GAMMA * (1 + NAME_BONUS * naming)
             if evidence < EVIDENCE_FLOOR:  # rule 4
-                under_floor.append((-evidence, -score, names[position], position))
+                under_floor.append((-evidence, -score, names[position], position, naming))
                 continue
             matched = self._matched(position, task_terms)
-            scored = _Scored(position, score, coverage, evidence, matched)
+            scored = _Scored(position, score, coverage, naming, evidence, matched)
             if not self._enough(position, matched):
                 rejected.append((scored, "one_word"))
                 continue
@@ -411,36 +470,43 @@ class SelectionIndex:
             score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
             matched = item.matched + tuple(f"context:{term}" for term in extra)
             name = self._names[item.position]
-            taken.append(
-                (Match(name, 0, round(score * item.coverage**GAMMA, 4), matched), item, extra)
-            )
+            evidence = score * item.coverage**GAMMA * (1 + NAME_BONUS * item.naming)
+            taken.append((Match(name, 0, round(evidence, 4), matched), item, extra))
         taken.sort(key=lambda entry: (-entry[0].score, entry[0].name))
         out = [match for match, _, _ in taken]
         # Only the skills an operator is shown become ``Considered``.
         ordered = [
-            self._considered(
-                item.position, "evidence", item.score, item.coverage, item.matched, extra
-            )
-            for _, item, extra in taken[:MAX_CONSIDERED]
+            self._considered(item, "evidence", extra) for _, item, extra in taken[:MAX_CONSIDERED]
         ]
         # The best of those under the floor, then the best of every rejected skill.
-        for _, score, _, position in heapq.nsmallest(MAX_CONSIDERED, under_floor):
+        for evidence, score, _, position, naming in heapq.nsmallest(MAX_CONSIDERED, under_floor):
             coverage = cover[position] / whole
             matched = self._matched(position, task_terms)
-            evidence = -score * coverage**GAMMA
-            rejected.append((_Scored(position, -score, coverage, evidence, matched), "under_floor"))
+            item = _Scored(position, -score, coverage, naming, -evidence, matched)
+            rejected.append((item, "under_floor"))
         shown = heapq.nsmallest(
             MAX_CONSIDERED,
             rejected,
             key=lambda pair: (-pair[0].evidence, -pair[0].score, names[pair[0].position]),
         )
-        ordered += [
-            self._considered(item.position, rule, item.score, item.coverage, item.matched)
-            for item, rule in shown
-        ]
+        ordered += [self._considered(item, rule) for item, rule in shown]
         listed_under = min(len(under_floor), MAX_CONSIDERED)
         hidden = len(taken) - len(ordered) + len(rejected) - listed_under + len(under_floor)
         return out, ordered, under + hidden
+
+    def _naming(self, task_terms: Iterable[str], scores: Mapping[int, float]) -> dict[int, float]:
+        """For each skill scored, the IDF-weighted share of its name terms that the
+        task holds (skills the task names nothing of are left out)."""
+        naming: dict[int, float] = {}
+        named = self._named
+        for term in task_terms:
+            entry = named.get(term)
+            if entry is None:
+                continue
+            for position, share in zip(*entry, strict=True):
+                if position in scores:
+                    naming[position] = naming.get(position, 0.0) + share
+        return naming
 
     def _matched(self, position: int, task_terms: Sequence[str]) -> tuple[str, ...]:
         gains = self._gains[position]
@@ -483,31 +549,24 @@ class SelectionIndex:
             left -= max_gain[term]
         return scores, cover
 
-    def _considered(
-        self,
-        index: int,
-        rule: str,
-        score: float,
-        coverage: float,
-        matched: Sequence[str],
-        context: Sequence[str] = (),
-    ) -> Considered:
-        gains = self._gains[index]
-        weights = [(term, round(gains[term], 4)) for term in matched]
+    def _considered(self, item: _Scored, rule: str, context: Sequence[str] = ()) -> Considered:
+        gains = self._gains[item.position]
+        weights = [(term, round(gains[term], 4)) for term in item.matched]
         weights += [
             (f"context:{term}", round(_CONTEXT_WEIGHT * gains[term], 4)) for term in context
         ]
         if len(weights) > MAX_TERMS:
             weights = sorted(weights, key=lambda pair: (-pair[1], pair[0]))[:MAX_TERMS]
         return Considered(
-            self._names[index],
+            self._names[item.position],
             "description",
             selected=rule == "evidence",
             rule=rule,
-            score=round(score, 4),
-            coverage=round(coverage, 4),
-            evidence=round(score * coverage**GAMMA, 4),
+            score=round(item.score, 4),
+            coverage=round(item.coverage, 4),
+            evidence=round(item.evidence, 4),
             terms=tuple(weights),
+            naming=round(item.naming, 4),
         )
 
     def _enough(self, index: int, matched: Sequence[str]) -> bool:

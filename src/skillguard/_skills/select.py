@@ -301,16 +301,18 @@ class Selection:
 
     def explain(self) -> str:
         """Why each considered skill came in or stayed out, one block per skill: its
-        score, coverage and evidence, the rule that decided, and each matched term
+        score, coverage, naming (the share of a skill's name the task holds) and
+        evidence, the rule that decided, and each matched term
         with its weight. Every name and term is escaped for a terminal line and cut
         at 64 characters, and at most ten skills are listed (``considered``), so the
         text is bounded whatever the task or the catalog held."""
         lines = []
         for item in self.considered:
             verdict = "selected" if item.selected else "not selected"
+            naming = f", naming {item.naming}" if item.via == "description" else ""
             lines.append(
                 f"{_shown(item.name)}: {verdict} ({item.rule}; via {item.via}, score "
-                f"{item.score}, coverage {item.coverage}, evidence {item.evidence})"
+                f"{item.score}, coverage {item.coverage}{naming}, evidence {item.evidence})"
             )
             lines.extend(f"  {_shown(term)}: {weight}" for term, weight in item.terms)
         if self.unlisted:
