@@ -309,6 +309,25 @@ def test_a_trust_store_pins_a_hash_and_asks_again_when_it_changes(
     assert not store.revoke("notes")
 
 
+def test_a_plain_approvers_pin_is_recorded_as_chosen_and_not_written(
+    world: dict[str, Path],
+) -> None:
+    # Only a TrustStore approver writes pins (docs/how-to/approval.md): a plain one
+    # that answers scope="pin" is asked again next time, and its record says what it
+    # returned, nothing more.
+    asked: list[str] = []
+
+    def human(request: ApprovalRequest) -> Decision:
+        asked.append(request.sha256)
+        return Decision(approved=True, by="alice", scope="pin")
+
+    planner = make_loader(world, approver=human).bind("planner")
+    planner.load("notes")
+    planner.load("notes")
+    assert len(asked) == 2
+    assert not (world["tmp"] / "trust.json").exists()
+
+
 # -- audit ---------------------------------------------------------------------------
 
 
