@@ -348,3 +348,41 @@ def test_every_code_point_separates_exactly_when_isspace_says_so() -> None:
         assert split_tools(f"a{char}b()") == (
             ("a", "b()") if char.isspace() else (f"a{char}b()",)
         ), hex(code)
+
+
+# Every character str.isspace() calls whitespace (29 in Unicode 15), with the characters
+# that move the depth or end a rule, a letter, and non-ASCII characters that are not
+# whitespace though they look it (NBSP is whitespace; ZWSP, U+180E and BOM are not).
+_EVERY_SEPARATOR: tuple[str, ...] = tuple(chr(c) for c in range(0x110000) if chr(c).isspace())
+
+
+@given(
+    st.text(
+        st.sampled_from(
+            [
+                *_EVERY_SEPARATOR,
+                "(",
+                ")",
+                ",",
+                "a",
+                ":",
+                "*",
+                "\u00e9",
+                "\u200b",
+                "\u180e",
+                "\ufeff",
+            ]
+        ),
+        max_size=40,
+    )
+)
+def test_t45_split_tools_agrees_with_the_character_rule_on_every_separator(value: str) -> None:
+    try:
+        expected: tuple[str, ...] | str = _split_by_characters(value)
+    except ValueError as exc:
+        expected = str(exc)
+    try:
+        got: tuple[str, ...] | str = split_tools(value)
+    except ValueError as exc:
+        got = str(exc)
+    assert got == expected

@@ -6,6 +6,7 @@ Test names that start with ``test_tN_`` stop the threat ``TN`` of threat-model.m
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import skillguard
+import skillguard._skills.fields
 import skillguard._skills.parse
 from skillguard import Limits, MalformedSkillError, SkillUsageError, parse_skill
 from skillguard._core.strict_yaml import has_c_parser
@@ -1448,3 +1450,51 @@ def test_check_skill_agrees_with_parse_skill_on_hostile_documents(raw: bytes) ->
                     assert checked.skill is None
                     first = checked.errors[0]
                     assert (first.code, first.line, first.column) == loaded
+
+
+# Keys that differ only in ways a shared warning could blur: case, Unicode
+# normalization, a trailing space, one character past the sharing cap.
+_LOOKALIKE_KEYS = (
+    "author",
+    "Author",
+    "author ",
+    "caf\u00e9",
+    "cafe\u0301",
+    "x" * 64,
+    "x" * 65,
+    "\U0001f600" * 64,
+    "\U0001f600" * 65,
+)
+
+
+@pytest.mark.parametrize("profile", ["strict", "compat"])
+def test_t13_a_shared_unknown_field_warning_names_each_skills_own_key(
+    profile: skillguard.Profile,
+) -> None:
+    # The unknown-field warnings of short keys are shared between skills: each skill's
+    # warning must still be the one built for its own key, whoever parsed it first.
+    for first, second in itertools.permutations(_LOOKALIKE_KEYS, 2):
+        for key in (first, second):
+            # Shown escaped, and cut at 64 characters (T13).
+            shown = ascii(key[:64]) + ("..." if len(key) > 64 else "")
+            checked = check_skill(doc(MINIMAL + f'"{key}": v\n'), profile=profile)
+            assert checked.skill is not None
+            warnings = checked.skill.warnings
+            assert [(w.code, w.key, w.message, w.line) for w in warnings] == [
+                ("unknown_field", key, f"unknown field {shown} kept as inert data", None)
+            ], (first, second)
+            assert type(warnings[0].key) is str
+            assert checked.key_lines[key] == 4  # after the fence, name and description
+
+
+def test_t1_many_distinct_unknown_fields_do_not_grow_the_shared_warnings() -> None:
+    # A catalog of skills that each carry new keys (hostile, or generated) keeps at most
+    # the cache's size of shared warnings; a key over the sharing cap is never kept.
+    shared = skillguard._skills.fields._shared_unknown_field
+    for batch in range(40):
+        keys = "".join(f"k{batch}-{index}: v\n" for index in range(50))
+        parse_skill(doc(MINIMAL + keys), profile="compat")
+    assert shared.cache_info().currsize == shared.cache_info().maxsize == 256
+    shared.cache_clear()
+    parse_skill(doc(MINIMAL + "y" * 65 + ": v\n" + "z" * 1000 + ": v\n"))
+    assert shared.cache_info().currsize == 0
