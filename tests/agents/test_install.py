@@ -143,9 +143,7 @@ def test_t294_a_file_skillguard_did_not_write_is_never_overwritten(
     assert (dest / "ralph.md").read_bytes() == (source / "agents-native" / "ralph.md").read_bytes()
 
 
-def test_a_force_that_names_no_file_of_the_install_is_refused(
-    source: Path, tmp_path: Path
-) -> None:
+def test_a_force_that_names_no_file_of_the_install_is_refused(source: Path, tmp_path: Path) -> None:
     # A typo in --force must not pass unnoticed: the operator meant some file, and the
     # install would otherwise go on as if the flag had been applied.
     dest = tmp_path / "dest"

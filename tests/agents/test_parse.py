@@ -286,6 +286,8 @@ def test_t115_compat_warns_and_the_envelope_reveals(body: str, line: int, column
     [warning] = parsed.warnings
     assert warning.code == "hidden_character"
     assert warning.message.startswith(f"line {4 + line}, column {column}:")
+    # Placed in its fields too, as a skill's is: JSON output and annotations read them.
+    assert (warning.line, warning.column) == (4 + line, column)
     envelope = json.loads(dumps(agent_envelope(parsed, "a.md")))
     hidden = body.split("\n")[line - 1][column - 1]
     assert hidden not in json.dumps(envelope, ensure_ascii=False)

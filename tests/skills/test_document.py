@@ -57,12 +57,19 @@ def test_t41_a_source_with_many_non_ascii_bytes_is_always_scanned() -> None:
     assert may_hide(("\u00e9" * 600).encode("utf-8"))
 
 
-def test_t41_the_leading_bom_of_a_file_sends_it_to_the_scan() -> None:
-    # decode_utf8 removes it from the text, but the pre-check reads the raw bytes:
-    # it can only look closer than it needs to, never less.
+def test_t41_the_leading_bom_of_a_file_is_not_read_as_part_of_its_body() -> None:
+    # decode_utf8 removes one leading BOM, so no body holds it: a file that starts with
+    # one needs no closer look for it. A second one is in the text, and is looked at.
     source = b"\xef\xbb\xbf---\nname: a\n---\nbody\n"
-    assert may_hide(source)
+    assert not may_hide(source)
     assert hidden_in_body("body\n", 4, source=source) is None
+    assert may_hide(b"\xef\xbb\xbf---\nname: a\n---\nbo\xef\xbb\xbfdy\n")
+    assert hidden_in_body("bo\ufeffdy\n", 4, source=b"\xef\xbb\xbfbo\xef\xbb\xbfdy\n") == (
+        "forbidden_character",
+        4,
+        3,
+        "the invisible or bidirectional character U+FEFF in the body",
+    )
 
 
 _ALPHABET = st.sampled_from(

@@ -266,6 +266,8 @@ class _Check:
             SkillWarning(
                 "hidden_character",
                 f"line {line}, column {column}: {what}; the envelope shows it escaped",
+                line=line,
+                column=column,
             )
         )
 

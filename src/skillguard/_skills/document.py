@@ -51,6 +51,7 @@ _PROFILES: Final = ("strict", "compat")
 # UTF-8 source leaves the other characters' encodings whole (an ASCII byte is never
 # part of a longer sequence), so the rest decodes to exactly the non-ASCII characters.
 _ASCII_BYTES: Final = bytes(range(0x80))
+_BOM: Final = b"\xef\xbb\xbf"
 _SUSPECT_RE: Final = re.compile(
     "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in SUSPECT_RANGES) + "]"
 )
@@ -182,6 +183,9 @@ def may_hide(source: bytes) -> bool:
     bytes; the rest, a few characters in a real file, is searched. Fail-secure: more
     than ``_PRECHECK_MAX`` non-ASCII bytes, or a rest that does not decode, is ``True``
     (look closer)."""
+    # The decoder removes one leading BOM: no body holds it, and it would send every
+    # file that starts with one to the scan.
+    source = source.removeprefix(_BOM)
     rest = source.translate(None, _ASCII_BYTES)
     if not rest:
         return False
