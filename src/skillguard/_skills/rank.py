@@ -268,6 +268,22 @@ def _positions(text: Sequence[str]) -> dict[str, list[int]]:
     return out
 
 
+def _keyword_texts(text: str) -> list[tuple[list[str], dict[str, list[int]]]]:
+    """The word sequences a registry keyword is looked for in, each with where its
+    words start: the words of *text*, and, when it holds a camelCase or PascalCase
+    word, the same words with each of those cut into its parts in place ("PdfReader
+    crash": ``pdf reader crash``). A description term matches a part of such a word
+    (``terms``); the operator's keyword must match wherever a description does
+    (T330)."""
+    plain = words(text)
+    out = [(plain, _positions(plain))]
+    if not text.islower():
+        parts = words(_CASE_BREAK.sub(" ", text))
+        if parts != plain:
+            out.append((parts, _positions(parts)))
+    return out
+
+
 class _Scored(NamedTuple):
     """A description match that passed rule 3, before rules 4 and 5 (a tuple: a query
     makes hundreds of them on a large catalog)."""
@@ -382,19 +398,18 @@ class SelectionIndex:
     def _registry_matches(self, task: str, context: str) -> tuple[list[Match], list[Considered]]:
         if not self._keywords:
             return [], []
-        task_words = words(task)
-        context_words = words(context)
-        task_at = _positions(task_words)
-        context_at = _positions(context_words)
+        task_texts = _keyword_texts(task)
+        context_texts = _keyword_texts(context)
         found: dict[str, list[tuple[int, str, float]]] = {}
         hit: set[str] = set()
-        for first in set(task_at) | set(context_at):
+        firsts = {word for _, at in task_texts + context_texts for word in at}
+        for first in firsts:
             for name, position, keyword, phrase in self._keywords.get(first, ()):
                 weight = _KEYWORD_WEIGHT + _PHRASE_BONUS * (len(phrase) - 1)
-                if _phrase_in(phrase, task_words, task_at):
+                if any(_phrase_in(phrase, text, at) for text, at in task_texts):
                     found.setdefault(name, []).append((position, keyword, weight))
                     hit.add(name)
-                elif _phrase_in(phrase, context_words, context_at):
+                elif any(_phrase_in(phrase, text, at) for text, at in context_texts):
                     found.setdefault(name, []).append(
                         (position, f"context:{keyword}", _CONTEXT_WEIGHT * weight)
                     )
