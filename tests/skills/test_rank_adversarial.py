@@ -44,3 +44,58 @@ def test_t330_a_camel_case_task_finds_the_operators_keyword_too() -> None:
     assert joined.rank("the PdfReader crashes")[0].name == "pdf-forms"
     tipped = index.rank("merge the pdf", "FormField names")
     assert tipped[0].matched == ("pdf", "context:form field")
+
+
+def test_t331_a_name_word_many_skills_share_costs_no_more_at_any_catalog_size() -> None:
+    """Naming is read only for the skills the query scored: a task word that the names
+    of the whole catalog hold does not walk the catalog."""
+
+    def steps(size: int) -> int:
+        catalog = [CATALOG[0]] + [
+            (f"tool-n{n}", f"Unrelated filler number {n} about topic{n}.") for n in range(size)
+        ]
+        index = SelectionIndex(catalog)
+        assert [match.name for match in index.rank("weather forecast tool")] == [
+            "weather-forecast"
+        ]
+        return python_steps(lambda: index.consider("weather forecast tool"))
+
+    small, large = steps(50), steps(800)
+    assert large <= small * 1.1 + 50
+
+
+_SHARES = """
+import json
+from skillguard._skills.rank import SelectionIndex
+catalog = json.loads({catalog!r})
+index = SelectionIndex([tuple(pair) for pair in catalog])
+task = "alpha bravo charlie delta echo foxtrot golf hotel"
+task_terms = sorted(set(task.split()))
+scores, _ = index._scores(task_terms)
+print(json.dumps(sorted((p, repr(n)) for p, n in index._naming(task_terms, scores).items())))
+"""
+
+
+def test_t333_naming_is_the_same_number_in_every_process() -> None:
+    """The share of a name a task holds is summed in a fixed order: a set's order
+    changes with the process's hash seed, and a last-bit difference would break a tie
+    by that seed instead of by name."""
+    words = "alpha bravo charlie delta echo foxtrot golf hotel".split()
+    # Names of three and four words, each word held by a different number of
+    # descriptions (so each has its own IDF, and the order of a sum shows).
+    catalog = [
+        ("-".join(words[start : start + size]), " ".join(words[: n % 8 + 1]) + f" number{n}")
+        for n, (start, size) in enumerate((s, k) for s in range(5) for k in (3, 4))
+    ]
+    script = _SHARES.format(catalog=json.dumps(catalog))
+    seen = {
+        subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+            [sys.executable, "-c", script],
+            env={"PYTHONHASHSEED": str(seed), "PATH": ""},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(8)
+    }
+    assert len(seen) == 1

@@ -351,16 +351,16 @@ class SelectionIndex:
         }
         # A task word no skill holds weighs the most: the catalog explains none of it.
         self._idf_unseen = UNSEEN_WEIGHT * math.log(1 + (total + 0.5) / 0.5)
-        # Per term, the skills whose name holds it and its share of the name's IDF mass
-        # (naming a skill whole is naming its rare terms): a query adds these few.
-        named: dict[str, tuple[list[int], list[float]]] = {}
-        for index, held in enumerate(self._name_terms):
-            mass = sum(self._idf[term] for term in held)
-            for term in held:
-                ids, shares = named.setdefault(term, ([], []))
-                ids.append(index)
-                shares.append(self._idf[term] / mass)
-        self._named = named
+        # Per skill, each name term's share of the name's IDF mass (naming a skill
+        # whole is naming its rare terms), in the terms' order: a query reads these for
+        # the few skills it scored, never a name word's postings, which the names of a
+        # whole catalog may share (T331). The mass is summed exactly (``fsum``): a
+        # set's order changes with the process's hash seed, and the last bit of a sum
+        # with it (T333).
+        self._name_shares: list[tuple[tuple[str, float], ...]] = []
+        for held in self._name_terms:
+            mass = math.fsum(self._idf[term] for term in held)
+            self._name_shares.append(tuple((term, self._idf[term] / mass) for term in sorted(held)))
         # Everything a query needs is summed here, once: a query only adds numbers.
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for index, weighted in enumerate(self._gains):
@@ -511,16 +511,15 @@ class SelectionIndex:
 
     def _naming(self, task_terms: Iterable[str], scores: Mapping[int, float]) -> dict[int, float]:
         """For each skill scored, the IDF-weighted share of its name terms that the
-        task holds (skills the task names nothing of are left out)."""
+        task holds (skills the task names nothing of are left out): the work is the
+        scored skills' name terms, whatever the catalog's names share (T331)."""
+        task = set(task_terms)
         naming: dict[int, float] = {}
-        named = self._named
-        for term in task_terms:
-            entry = named.get(term)
-            if entry is None:
-                continue
-            for position, share in zip(*entry, strict=True):
-                if position in scores:
-                    naming[position] = naming.get(position, 0.0) + share
+        name_shares = self._name_shares
+        for position in scores:
+            share = sum(share for term, share in name_shares[position] if term in task)
+            if share:
+                naming[position] = share
         return naming
 
     def _matched(self, position: int, task_terms: Sequence[str]) -> tuple[str, ...]:
