@@ -99,3 +99,18 @@ def test_t333_naming_is_the_same_number_in_every_process() -> None:
         for seed in range(8)
     }
     assert len(seen) == 1
+
+
+def test_t332_a_name_word_counts_once_however_often_the_name_repeats_it() -> None:
+    # "find-find-find-find" is the name "find" stuffed: it must rank as "find" does.
+    task = "find me the weather forecast for Paris tomorrow"
+    ranks = {}
+    for name in ("find", "find-find-find-find"):
+        index = SelectionIndex([*CATALOG, (name, "Find things: anything, anywhere.")])
+        ranks[name] = next(item for item in index.consider(task)[1] if item.name == name)
+    once, stuffed = ranks["find"], ranks["find-find-find-find"]
+    assert (stuffed.score, stuffed.evidence, stuffed.naming) == (
+        once.score,
+        once.evidence,
+        once.naming,
+    )

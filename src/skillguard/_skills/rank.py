@@ -329,19 +329,20 @@ class SelectionIndex:
                     entry = (name, position, keyword, phrase)
                     self._keywords.setdefault(phrase[0], []).append(entry)
                 continue
-            name_terms = Counter(terms(name.replace("-", " ")))
-            # A word counts once in a description: repeating it is stuffing, not
-            # relevance (rule 3).
+            # A word counts once in a description, and once in a name: repeating it is
+            # stuffing, not relevance (rule 3; "find-find-find" is the name "find",
+            # T332).
+            name_terms = frozenset(terms(name.replace("-", " ")))
             description_terms = set(terms(description))
-            name_norm = 1 - _B_NAME + _B_NAME * sum(name_terms.values()) / _REF_NAME
+            name_norm = 1 - _B_NAME + _B_NAME * len(name_terms) / _REF_NAME
             description_norm = (
                 1 - _B_DESCRIPTION + _B_DESCRIPTION * len(description_terms) / _REF_DESCRIPTION
             )
-            weighted = {term: _W_NAME * count / name_norm for term, count in name_terms.items()}
+            weighted = {term: _W_NAME / name_norm for term in sorted(name_terms)}
             for term in description_terms:
                 weighted[term] = weighted.get(term, 0.0) + _W_DESCRIPTION / description_norm
             self._names.append(name)
-            self._name_terms.append(frozenset(name_terms))
+            self._name_terms.append(name_terms)
             self._gains.append(weighted)
             frequency.update(weighted.keys())
         total = len(self._names) + _PRIOR_DOCS
