@@ -114,3 +114,27 @@ def test_t332_a_name_word_counts_once_however_often_the_name_repeats_it() -> Non
         once.evidence,
         once.naming,
     )
+
+
+def test_t334_a_long_context_costs_the_same_however_many_skills_it_tips() -> None:
+    """The context's terms are looked up in each chosen skill's own terms, never the
+    other way round: a context of thousands of words (file names a workspace controls)
+    costs once, not once per skill the task chose."""
+    description = "Get the weather forecast: temperature, rain and wind for any city."
+    task = "weather forecast rain temperature"
+    context = " ".join(f"file{k}" for k in range(4000)) + " wind city"
+
+    def extra(size: int) -> int:
+        catalog = [("weather-forecast", description)] + [
+            (f"weather-report-{k}", description) for k in range(size - 1)
+        ]
+        index = SelectionIndex(catalog)
+        selected = index.rank(task, context)
+        assert len(selected) == size
+        assert all(match.matched[-2:] == ("context:city", "context:wind") for match in selected)
+        return python_steps(lambda: index.consider(task, context)) - python_steps(
+            lambda: index.consider(task)
+        )
+
+    few, many = extra(2), extra(32)
+    assert many <= few * 1.1 + 30 * 50

@@ -477,12 +477,14 @@ class SelectionIndex:
             if first < 2 * EVIDENCE_FLOOR and first - second < MARGIN * first:  # rule 5
                 rejected += [(item, "ambiguous") for item in passed]
                 chosen = []
-        context_terms = sorted(set(terms(context)) - set(task_terms))
+        context_terms = set(terms(context)).difference(task_terms) if chosen else set()
         taken = []
         for item in chosen:
-            # Context tips a choice the task made; it never makes one (rule 6).
+            # Context tips a choice the task made; it never makes one (rule 6). The
+            # skill's own terms are looked up in the context, never the context's in
+            # the skill: a long context costs once, not once per skill chosen (T334).
             gains = self._gains[item.position]
-            extra = [term for term in context_terms if term in gains]
+            extra = sorted(term for term in gains if term in context_terms)
             score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
             matched = item.matched + tuple(f"context:{term}" for term in extra)
             name = self._names[item.position]
