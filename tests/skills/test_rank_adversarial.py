@@ -55,9 +55,7 @@ def test_t331_a_name_word_many_skills_share_costs_no_more_at_any_catalog_size() 
             (f"tool-n{n}", f"Unrelated filler number {n} about topic{n}.") for n in range(size)
         ]
         index = SelectionIndex(catalog)
-        assert [match.name for match in index.rank("weather forecast tool")] == [
-            "weather-forecast"
-        ]
+        assert [match.name for match in index.rank("weather forecast tool")] == ["weather-forecast"]
         return python_steps(lambda: index.consider("weather forecast tool"))
 
     small, large = steps(50), steps(800)
@@ -80,7 +78,7 @@ def test_t333_naming_is_the_same_number_in_every_process() -> None:
     """The share of a name a task holds is summed in a fixed order: a set's order
     changes with the process's hash seed, and a last-bit difference would break a tie
     by that seed instead of by name."""
-    words = "alpha bravo charlie delta echo foxtrot golf hotel".split()
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
     # Names of three and four words, each word held by a different number of
     # descriptions (so each has its own IDF, and the order of a sum shows).
     catalog = [
@@ -89,7 +87,7 @@ def test_t333_naming_is_the_same_number_in_every_process() -> None:
     ]
     script = _SHARES.format(catalog=json.dumps(catalog))
     seen = {
-        subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+        subprocess.run(
             [sys.executable, "-c", script],
             env={"PYTHONHASHSEED": str(seed), "PATH": ""},
             capture_output=True,

@@ -338,7 +338,7 @@ class SelectionIndex:
             description_norm = (
                 1 - _B_DESCRIPTION + _B_DESCRIPTION * len(description_terms) / _REF_DESCRIPTION
             )
-            weighted = {term: _W_NAME / name_norm for term in sorted(name_terms)}
+            weighted = dict.fromkeys(sorted(name_terms), _W_NAME / name_norm)
             for term in description_terms:
                 weighted[term] = weighted.get(term, 0.0) + _W_DESCRIPTION / description_norm
             self._names.append(name)
