@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from skillguard._skills.rank import SelectionIndex
+from skillguard._skills.rank import EVIDENCE_FLOOR, SelectionIndex
 from tests.steps import python_steps
 
 CATALOG = [
@@ -64,7 +64,7 @@ def test_t331_a_name_word_many_skills_share_costs_no_more_at_any_catalog_size() 
 
 _SHARES = """
 import json
-from skillguard._skills.rank import SelectionIndex
+from skillguard._skills.rank import EVIDENCE_FLOOR, SelectionIndex
 catalog = json.loads({catalog!r})
 index = SelectionIndex([tuple(pair) for pair in catalog])
 task = "alpha bravo charlie delta echo foxtrot golf hotel"
@@ -136,3 +136,26 @@ def test_t334_a_long_context_costs_the_same_however_many_skills_it_tips() -> Non
 
     few, many = extra(2), extra(32)
     assert many <= few * 1.1 + 30 * 50
+
+
+def test_t335_a_copy_of_a_skill_cannot_veto_it_by_the_margin_rule() -> None:
+    # A workspace author copies the operator's skill under a name of the same words
+    # ("pdf-form" beside "pdf-forms"): on a weak match the two tie exactly, and rule 5
+    # (two weak near ties select nothing) made the copy a veto on the operator's skill.
+    task = "the pdf: landlord deposit"
+    alone = SelectionIndex(CATALOG).consider(task)
+    assert [match.name for match in alone[0]] == ["pdf-forms"]
+    assert alone[1][0].evidence < 2 * EVIDENCE_FLOOR  # a weak match: rule 5 applies
+    for copy in ("pdf-form", "the-pdf-forms", "forms-pdf"):
+        index = SelectionIndex([*CATALOG, (copy, CATALOG[1][1])])
+        selected, considered, _ = index.consider(task)
+        assert "pdf-forms" in [match.name for match in selected], copy
+        assert {item.rule for item in considered[:2]} == {"evidence"}
+    # Two skills of other names that a task naming neither cannot tell apart are still
+    # a near tie, and select nothing (rule 5 is unchanged for them).
+    other = SelectionIndex([*CATALOG, ("zeta-notes", CATALOG[1][1])])
+    considered = other.consider("extract fields: landlord deposit boiler")[1]
+    assert [(item.name, item.rule) for item in considered[:2]] == [
+        ("pdf-forms", "ambiguous"),
+        ("zeta-notes", "ambiguous"),
+    ]

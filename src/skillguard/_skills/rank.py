@@ -24,10 +24,10 @@ The rule, in the order it is applied (threat-model.md T80, T260, T261):
    longer the task, the more of it a skill must explain, so the floor on the score
    scales with the task's length (``EVIDENCE_FLOOR * coverage ** -GAMMA``, divided by
    at most ``1 + NAME_BONUS`` for a skill the task names whole, T318).
-5. Margin: when the first two description matches are within ``MARGIN`` of each other
-   and the first is weak (evidence under twice the floor), nothing is selected from the
-   descriptions: the task does not tell them apart, so it likely needs neither. Every
-   other skill over the floor is selected with the first (``max_skills`` caps them).
+5. Margin: when the first description match and the next that is no copy of it (T335)
+   are within ``MARGIN`` of each other and the first is weak (under twice the floor),
+   no description match is selected: the task does not tell them apart, so it likely
+   needs neither. Any other over the floor is selected too (``max_skills`` caps them).
 6. Context terms add to the score of a skill the task already selected (rule 4 of
    ``_skills.select``); the floor and margin are judged on the task alone.
 7. Ties break by name: ranks are deterministic.
@@ -269,12 +269,9 @@ def _positions(text: Sequence[str]) -> dict[str, list[int]]:
 
 
 def _keyword_texts(text: str) -> list[tuple[list[str], dict[str, list[int]]]]:
-    """The word sequences a registry keyword is looked for in, each with where its
-    words start: the words of *text*, and, when it holds a camelCase or PascalCase
-    word, the same words with each of those cut into its parts in place ("PdfReader
-    crash": ``pdf reader crash``). A description term matches a part of such a word
-    (``terms``); the operator's keyword must match wherever a description does
-    (T330)."""
+    """The words a registry keyword is looked for in (with where each starts): those
+    of *text*, and the same with each camelCase word cut into its parts in place
+    ("PdfReader crash": ``pdf reader crash``), as a description term is (T330)."""
     plain = words(text)
     out = [(plain, _positions(plain))]
     if not text.islower():
@@ -472,8 +469,13 @@ class SelectionIndex:
             passed.append(scored)
         passed.sort(key=lambda item: (-item.evidence, names[item.position]))
         chosen = passed
-        if len(passed) > 1:
-            first, second = passed[0].evidence, passed[1].evidence
+        # Rule 5 compares the first with the best skill that is not a copy of it: one
+        # that holds the same name terms and matched the very same terms of the task
+        # says the same thing to it (a copy an author planted under a name of the same
+        # words), and a copy of any skill would otherwise veto it (T335).
+        runner = next((item for item in passed[1:] if not self._copies(item, passed[0])), None)
+        if runner is not None:
+            first, second = passed[0].evidence, runner.evidence
             if first < 2 * EVIDENCE_FLOOR and first - second < MARGIN * first:  # rule 5
                 rejected += [(item, "ambiguous") for item in passed]
                 chosen = []
@@ -585,6 +587,11 @@ class SelectionIndex:
             terms=tuple(weights),
             naming=round(item.naming, 4),
         )
+
+    def _copies(self, item: _Scored, first: _Scored) -> bool:
+        """Whether *item* holds *first*'s name terms and matched its terms (T335)."""
+        names = self._name_terms
+        return item.matched == first.matched and names[item.position] == names[first.position]
 
     def _enough(self, index: int, matched: Sequence[str]) -> bool:
         """One word of a description is not a match: a skill needs two of the task's
