@@ -349,16 +349,18 @@ class SelectionIndex:
         }
         # A task word no skill holds weighs the most: the catalog explains none of it.
         self._idf_unseen = UNSEEN_WEIGHT * math.log(1 + (total + 0.5) / 0.5)
-        # Per skill, each name term's share of the name's IDF mass (naming a skill
-        # whole is naming its rare terms), in the terms' order: a query reads these for
-        # the few skills it scored, never a name word's postings, which the names of a
-        # whole catalog may share (T331). The mass is summed exactly (``fsum``): a
-        # set's order changes with the process's hash seed, and the last bit of a sum
-        # with it (T333).
-        self._name_shares: list[tuple[tuple[str, float], ...]] = []
-        for held in self._name_terms:
+        # Each name term's share of its name's IDF mass, per skill and per term; the
+        # mass summed exactly, as a set's order changes with the hash seed (T333).
+        self._name_shares: list[dict[str, float]] = []
+        named: dict[str, tuple[list[int], list[float]]] = {}
+        for index, held in enumerate(self._name_terms):
             mass = math.fsum(self._idf[term] for term in held)
-            self._name_shares.append(tuple((term, self._idf[term] / mass) for term in sorted(held)))
+            self._name_shares.append({term: self._idf[term] / mass for term in held})
+            for term in held:
+                ids, shares = named.setdefault(term, ([], []))
+                ids.append(index)
+                shares.append(self._idf[term] / mass)
+        self._named = named
         # Everything a query needs is summed here, once: a query only adds numbers.
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for index, weighted in enumerate(self._gains):
@@ -469,10 +471,8 @@ class SelectionIndex:
             passed.append(scored)
         passed.sort(key=lambda item: (-item.evidence, names[item.position]))
         chosen = passed
-        # Rule 5 compares the first with the best skill that is not a copy of it: one
-        # that holds the same name terms and matched the very same terms of the task
-        # says the same thing to it (a copy an author planted under a name of the same
-        # words), and a copy of any skill would otherwise veto it (T335).
+        # Rule 5 compares the first with the best skill that is no copy of it (the same
+        # name terms, the same task terms matched), or any copy would veto it (T335).
         runner = next((item for item in passed[1:] if not self._copies(item, passed[0])), None)
         if runner is not None:
             first, second = passed[0].evidence, runner.evidence
@@ -482,9 +482,8 @@ class SelectionIndex:
         context_terms = set(terms(context)).difference(task_terms) if chosen else set()
         taken = []
         for item in chosen:
-            # Context tips a choice the task made; it never makes one (rule 6). The
-            # skill's own terms are looked up in the context, never the context's in
-            # the skill: a long context costs once, not once per skill chosen (T334).
+            # Context tips a choice the task made; it never makes one (rule 6). The skill's
+            # terms are looked up in the context's: a long one costs once (T334).
             gains = self._gains[item.position]
             extra = sorted(term for term in gains if term in context_terms)
             score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
@@ -515,16 +514,19 @@ class SelectionIndex:
         return out, ordered, under + hidden
 
     def _naming(self, task_terms: Iterable[str], scores: Mapping[int, float]) -> dict[int, float]:
-        """For each skill scored, the IDF-weighted share of its name terms that the
-        task holds (skills the task names nothing of are left out): the work is the
-        scored skills' name terms, whatever the catalog's names share (T331)."""
-        task = set(task_terms)
+        """For each skill scored, the IDF-weighted share of its name terms that the task
+        holds (or none); a term reads its name postings or the skills scored, whichever
+        is fewer, so a word the names of a whole catalog share does not walk it (T331)."""
         naming: dict[int, float] = {}
-        name_shares = self._name_shares
-        for position in scores:
-            share = sum(share for term, share in name_shares[position] if term in task)
-            if share:
-                naming[position] = share
+        for term in task_terms:
+            ids, shares = self._named.get(term, ((), ()))
+            if len(scores) < len(ids):
+                pairs = [(position, self._name_shares[position].get(term)) for position in scores]
+            else:
+                pairs = [pair for pair in zip(ids, shares, strict=True) if pair[0] in scores]
+            for position, share in pairs:
+                if share is not None:
+                    naming[position] = naming.get(position, 0.0) + share
         return naming
 
     def _matched(self, position: int, task_terms: Sequence[str]) -> tuple[str, ...]:
@@ -589,8 +591,7 @@ class SelectionIndex:
         )
 
     def _copies(self, item: _Scored, first: _Scored) -> bool:
-        """Whether *item* holds *first*'s name terms and matched its terms (T335)."""
-        names = self._name_terms
+        names = self._name_terms  # the same name terms and task terms matched (T335)
         return item.matched == first.matched and names[item.position] == names[first.position]
 
     def _enough(self, index: int, matched: Sequence[str]) -> bool:
