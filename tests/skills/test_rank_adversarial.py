@@ -159,3 +159,15 @@ def test_t335_a_copy_of_a_skill_cannot_veto_it_by_the_margin_rule() -> None:
         ("pdf-forms", "ambiguous"),
         ("zeta-notes", "ambiguous"),
     ]
+
+
+def test_t330_the_parts_of_one_camel_case_word_are_one_word_to_the_one_word_rule() -> None:
+    # "PayPal" gives three terms (paypal, pay, pal); a description that holds the one
+    # word matched all three, and passed the rule that one word of a description is a
+    # coincidence, not a match (T80).
+    index = SelectionIndex([*CATALOG, ("brand-notes", "Notes on PayPal, Stripe and Square.")])
+    selected, considered, _ = index.consider("what is PayPal")
+    assert selected == []
+    assert [(item.name, item.rule) for item in considered] == [("brand-notes", "one_word")]
+    # Two words of the task are two, however they are written.
+    assert [match.name for match in index.rank("PayPal and Stripe")] == ["brand-notes"]

@@ -8,10 +8,10 @@ The rule, in the order it is applied (threat-model.md T80, T260, T261):
 2. Any other skill is scored by BM25F over its name and description, every gain summed
    at build time; a query only adds the postings of the task's terms (the inverted
    index). A skill that shares no term with the task is never looked at. A term is a
-   word, lowercased and lightly stemmed (``stem``); a camelCase or PascalCase word also
-   gives its parts (``terms``), and snake_case and kebab-case are words already.
-3. Under ``THRESHOLD``, or with a single description word and none in its name, a skill
-   is not selected (the keyword-stuffing defences of T80).
+   word, lowercased and lightly stemmed; a camelCase or PascalCase word also gives its
+   parts, and snake_case and kebab-case are words already (``_skills.terms``).
+3. Under ``THRESHOLD``, or with a single word of the task in its description (the parts
+   of a camelCase word are one) and none in its name, a skill is not selected (T80).
 4. Evidence: the score, times the share of the task the skill's name and description
    explain, ``coverage ** GAMMA``, times what naming the skill adds,
    ``1 + NAME_BONUS * naming``. Coverage is the IDF-weighted share of the task's
@@ -40,14 +40,14 @@ best first.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import math
-import re
 from collections import Counter
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 import attrs
+
+from skillguard._skills.terms import STOP_WORDS, keyword_texts, stem, terms, word_of, words
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -102,27 +102,6 @@ _MIN_TERMS: Final = 2
 _KEYWORD_WEIGHT: Final = 1.0
 _PHRASE_BONUS: Final = 0.5
 
-_WORD = re.compile(r"[^\W_]+")
-# Where a camelCase or PascalCase word breaks: "pdfReader", "PDFReader", "v2Api".
-_CASE_BREAK = re.compile(r"(?<=[^\W_])(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])")
-
-# Function words, and the verbs and nouns nearly every request to an agent holds; none
-# of them says which skill a task needs.
-_STOP_TEXT = """
-    a about above after again all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers him his how i if in into is it its
-    itself just me more most my no nor not now of off on once only or other our ours out
-    over own same she should so some such than that the their them then there these they
-    this those through to too under until up very was we were what when where which while
-    who whom why will with would you your yours
-    please want need needs like let lets get gets make makes made use uses using used
-    help helps explain explains write writes create creates show tell give do done thing
-    things something anything way ways new one two can't cannot i'm it's
-    skill skills task tasks user users agent agents when whenever
-"""
-STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
-
 
 # The abstention rule (rules 4 and 5 above), tuned on the "tune" half of the public
 # MetaTool queries (benchmarks/bench_select.py) and reported on the held-out half; the
@@ -146,66 +125,6 @@ UNSEEN_WEIGHT: Final = 2.0
 # terms of each (the heaviest).
 MAX_CONSIDERED: Final = 10
 MAX_TERMS: Final = 16
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """A light, deterministic suffix stripper for English: plurals, -ing, -ed, -ly and
-    a final -e, so that "debugging", "debugged" and "debug" meet, and "release",
-    "releases" and "releasing" do. Short words are left alone."""
-    if not word.isascii() or len(word) < 3:
-        return word
-    if len(word) == 3:
-        # "PRs", "CIs": a plural of a short initialism; "bus" and "gas" keep theirs.
-        return word[:-1] if word[-1] == "s" and word[-2] not in "aeiousy" else word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-                word = word[:-1]
-            break
-    if word.endswith("ly") and len(word) > 5:
-        word = word[:-2]
-    if word.endswith("e") and len(word) > 4:
-        word = word[:-1]
-    return word
-
-
-def words(text: str) -> list[str]:
-    """The lowercased words of *text*, stemmed, stop words kept (phrases need them)."""
-    return [stem(word) for word in _WORD.findall(text.lower())]
-
-
-def terms(text: str) -> list[str]:
-    """The terms of *text* that carry meaning: words, stemmed, without stop words.
-
-    A word written in camelCase or PascalCase also gives its parts, stemmed the same
-    way, after the terms of the lowercased text ("PdfReader": ``pdfreader``, ``pdf``,
-    ``reader``; "HTTPServer": ``httpserver``, ``http``, ``server``), so the joined form
-    still matches itself and each part matches the same word written alone.
-    ``snake_case`` and ``kebab-case`` are cut into words already."""
-    out = [
-        stem(word)
-        for word in _WORD.findall(text.lower())
-        if word not in STOP_WORDS and len(word) > 1
-    ]
-    if text.islower():  # no upper-case letter: no camelCase word
-        return out
-    for token in _WORD.findall(text):
-        if token[1:] != token[1:].lower():  # an upper-case letter after the first
-            whole = token.lower()
-            out += [
-                stem(part)
-                for part in _CASE_BREAK.sub(" ", token).lower().split()
-                if part != whole and part not in STOP_WORDS and len(part) > 1
-            ]
-    return out
 
 
 @attrs.frozen
@@ -268,17 +187,8 @@ def _positions(text: Sequence[str]) -> dict[str, list[int]]:
     return out
 
 
-def _keyword_texts(text: str) -> list[tuple[list[str], dict[str, list[int]]]]:
-    """The words a registry keyword is looked for in (with where each starts): those
-    of *text*, and the same with each camelCase word cut into its parts in place
-    ("PdfReader crash": ``pdf reader crash``), as a description term is (T330)."""
-    plain = words(text)
-    out = [(plain, _positions(plain))]
-    if not text.islower():
-        parts = words(_CASE_BREAK.sub(" ", text))
-        if parts != plain:
-            out.append((parts, _positions(parts)))
-    return out
+def _keyword_positions(text: str) -> list[tuple[list[str], dict[str, list[int]]]]:
+    return [(sequence, _positions(sequence)) for sequence in keyword_texts(text)]
 
 
 class _Scored(NamedTuple):
@@ -398,8 +308,8 @@ class SelectionIndex:
     def _registry_matches(self, task: str, context: str) -> tuple[list[Match], list[Considered]]:
         if not self._keywords:
             return [], []
-        task_texts = _keyword_texts(task)
-        context_texts = _keyword_texts(context)
+        task_texts = _keyword_positions(task)
+        context_texts = _keyword_positions(context)
         found: dict[str, list[tuple[int, str, float]]] = {}
         hit: set[str] = set()
         firsts = {word for _, at in task_texts + context_texts for word in at}
@@ -441,6 +351,7 @@ class SelectionIndex:
         self, task: str, context: str
     ) -> tuple[list[Match], list[Considered], int]:
         task_terms = sorted(set(terms(task)))
+        whole_of = word_of(task)
         scores, cover = self._scores(task_terms)
         naming_of = self._naming(task_terms, scores).get
         unseen = self._idf_unseen
@@ -465,7 +376,7 @@ class SelectionIndex:
                 continue
             matched = self._matched(position, task_terms)
             scored = _Scored(position, score, coverage, naming, evidence, matched)
-            if not self._enough(position, matched):
+            if not self._enough(position, matched, whole_of):
                 rejected.append((scored, "one_word"))
                 continue
             passed.append(scored)
@@ -594,7 +505,10 @@ class SelectionIndex:
         names = self._name_terms  # the same name terms and task terms matched (T335)
         return item.matched == first.matched and names[item.position] == names[first.position]
 
-    def _enough(self, index: int, matched: Sequence[str]) -> bool:
+    def _enough(self, index: int, matched: Sequence[str], whole_of: Mapping[str, str]) -> bool:
         """One word of a description is not a match: a skill needs two of the task's
-        terms, or one of them in its name (rule 3)."""
-        return len(matched) >= _MIN_TERMS or not self._name_terms[index].isdisjoint(matched)
+        words, or one of them in its name (rule 3). The parts of one camelCase word of
+        the task are that one word ("PayPal" is not three words, T330)."""
+        if not self._name_terms[index].isdisjoint(matched):
+            return True
+        return len({whole_of.get(term, term) for term in matched}) >= _MIN_TERMS
