@@ -8,10 +8,10 @@ The rule, in the order it is applied (threat-model.md T80, T260, T261):
 2. Any other skill is scored by BM25F over its name and description, every gain summed
    at build time; a query only adds the postings of the task's terms (the inverted
    index). A skill that shares no term with the task is never looked at. A term is a
-   word, lowercased and lightly stemmed (``stem``); a camelCase or PascalCase word also
-   gives its parts (``terms``), and snake_case and kebab-case are words already.
-3. Under ``THRESHOLD``, or with a single description word and none in its name, a skill
-   is not selected (the keyword-stuffing defences of T80).
+   word, lowercased and lightly stemmed; a camelCase or PascalCase word also gives its
+   parts, and snake_case and kebab-case are words already (``_skills.terms``).
+3. Under ``THRESHOLD``, or with a single word of the task in its description (the parts
+   of a camelCase word are one) and none in its name, a skill is not selected (T80).
 4. Evidence: the score, times the share of the task the skill's name and description
    explain, ``coverage ** GAMMA``, times what naming the skill adds,
    ``1 + NAME_BONUS * naming``. Coverage is the IDF-weighted share of the task's
@@ -24,10 +24,10 @@ The rule, in the order it is applied (threat-model.md T80, T260, T261):
    longer the task, the more of it a skill must explain, so the floor on the score
    scales with the task's length (``EVIDENCE_FLOOR * coverage ** -GAMMA``, divided by
    at most ``1 + NAME_BONUS`` for a skill the task names whole, T318).
-5. Margin: when the first two description matches are within ``MARGIN`` of each other
-   and the first is weak (evidence under twice the floor), nothing is selected from the
-   descriptions: the task does not tell them apart, so it likely needs neither. Every
-   other skill over the floor is selected with the first (``max_skills`` caps them).
+5. Margin: when the first description match and the next that is no copy of it (T335)
+   are within ``MARGIN`` of each other and the first is weak (under twice the floor),
+   no description match is selected: the task does not tell them apart, so it likely
+   needs neither. Any other over the floor is selected too (``max_skills`` caps them).
 6. Context terms add to the score of a skill the task already selected (rule 4 of
    ``_skills.select``); the floor and margin are judged on the task alone.
 7. Ties break by name: ranks are deterministic.
@@ -40,14 +40,14 @@ best first.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import math
-import re
 from collections import Counter
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 import attrs
+
+from skillguard._skills.terms import STOP_WORDS, keyword_texts, stem, terms, word_of, words
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -102,27 +102,6 @@ _MIN_TERMS: Final = 2
 _KEYWORD_WEIGHT: Final = 1.0
 _PHRASE_BONUS: Final = 0.5
 
-_WORD = re.compile(r"[^\W_]+")
-# Where a camelCase or PascalCase word breaks: "pdfReader", "PDFReader", "v2Api".
-_CASE_BREAK = re.compile(r"(?<=[^\W_])(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])")
-
-# Function words, and the verbs and nouns nearly every request to an agent holds; none
-# of them says which skill a task needs.
-_STOP_TEXT = """
-    a about above after again all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers him his how i if in into is it its
-    itself just me more most my no nor not now of off on once only or other our ours out
-    over own same she should so some such than that the their them then there these they
-    this those through to too under until up very was we were what when where which while
-    who whom why will with would you your yours
-    please want need needs like let lets get gets make makes made use uses using used
-    help helps explain explains write writes create creates show tell give do done thing
-    things something anything way ways new one two can't cannot i'm it's
-    skill skills task tasks user users agent agents when whenever
-"""
-STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
-
 
 # The abstention rule (rules 4 and 5 above), tuned on the "tune" half of the public
 # MetaTool queries (benchmarks/bench_select.py) and reported on the held-out half; the
@@ -146,66 +125,6 @@ UNSEEN_WEIGHT: Final = 2.0
 # terms of each (the heaviest).
 MAX_CONSIDERED: Final = 10
 MAX_TERMS: Final = 16
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """A light, deterministic suffix stripper for English: plurals, -ing, -ed, -ly and
-    a final -e, so that "debugging", "debugged" and "debug" meet, and "release",
-    "releases" and "releasing" do. Short words are left alone."""
-    if not word.isascii() or len(word) < 3:
-        return word
-    if len(word) == 3:
-        # "PRs", "CIs": a plural of a short initialism; "bus" and "gas" keep theirs.
-        return word[:-1] if word[-1] == "s" and word[-2] not in "aeiousy" else word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-                word = word[:-1]
-            break
-    if word.endswith("ly") and len(word) > 5:
-        word = word[:-2]
-    if word.endswith("e") and len(word) > 4:
-        word = word[:-1]
-    return word
-
-
-def words(text: str) -> list[str]:
-    """The lowercased words of *text*, stemmed, stop words kept (phrases need them)."""
-    return [stem(word) for word in _WORD.findall(text.lower())]
-
-
-def terms(text: str) -> list[str]:
-    """The terms of *text* that carry meaning: words, stemmed, without stop words.
-
-    A word written in camelCase or PascalCase also gives its parts, stemmed the same
-    way, after the terms of the lowercased text ("PdfReader": ``pdfreader``, ``pdf``,
-    ``reader``; "HTTPServer": ``httpserver``, ``http``, ``server``), so the joined form
-    still matches itself and each part matches the same word written alone.
-    ``snake_case`` and ``kebab-case`` are cut into words already."""
-    out = [
-        stem(word)
-        for word in _WORD.findall(text.lower())
-        if word not in STOP_WORDS and len(word) > 1
-    ]
-    if text.islower():  # no upper-case letter: no camelCase word
-        return out
-    for token in _WORD.findall(text):
-        if token[1:] != token[1:].lower():  # an upper-case letter after the first
-            whole = token.lower()
-            out += [
-                stem(part)
-                for part in _CASE_BREAK.sub(" ", token).lower().split()
-                if part != whole and part not in STOP_WORDS and len(part) > 1
-            ]
-    return out
 
 
 @attrs.frozen
@@ -268,6 +187,10 @@ def _positions(text: Sequence[str]) -> dict[str, list[int]]:
     return out
 
 
+def _keyword_positions(text: str) -> list[tuple[list[str], dict[str, list[int]]]]:
+    return [(sequence, _positions(sequence)) for sequence in keyword_texts(text)]
+
+
 class _Scored(NamedTuple):
     """A description match that passed rule 3, before rules 4 and 5 (a tuple: a query
     makes hundreds of them on a large catalog)."""
@@ -313,19 +236,20 @@ class SelectionIndex:
                     entry = (name, position, keyword, phrase)
                     self._keywords.setdefault(phrase[0], []).append(entry)
                 continue
-            name_terms = Counter(terms(name.replace("-", " ")))
-            # A word counts once in a description: repeating it is stuffing, not
-            # relevance (rule 3).
+            # A word counts once in a description, and once in a name: repeating it is
+            # stuffing, not relevance (rule 3; "find-find-find" is the name "find",
+            # T332).
+            name_terms = frozenset(terms(name.replace("-", " ")))
             description_terms = set(terms(description))
-            name_norm = 1 - _B_NAME + _B_NAME * sum(name_terms.values()) / _REF_NAME
+            name_norm = 1 - _B_NAME + _B_NAME * len(name_terms) / _REF_NAME
             description_norm = (
                 1 - _B_DESCRIPTION + _B_DESCRIPTION * len(description_terms) / _REF_DESCRIPTION
             )
-            weighted = {term: _W_NAME * count / name_norm for term, count in name_terms.items()}
+            weighted = dict.fromkeys(sorted(name_terms), _W_NAME / name_norm)
             for term in description_terms:
                 weighted[term] = weighted.get(term, 0.0) + _W_DESCRIPTION / description_norm
             self._names.append(name)
-            self._name_terms.append(frozenset(name_terms))
+            self._name_terms.append(name_terms)
             self._gains.append(weighted)
             frequency.update(weighted.keys())
         total = len(self._names) + _PRIOR_DOCS
@@ -335,11 +259,13 @@ class SelectionIndex:
         }
         # A task word no skill holds weighs the most: the catalog explains none of it.
         self._idf_unseen = UNSEEN_WEIGHT * math.log(1 + (total + 0.5) / 0.5)
-        # Per term, the skills whose name holds it and its share of the name's IDF mass
-        # (naming a skill whole is naming its rare terms): a query adds these few.
+        # Each name term's share of its name's IDF mass, per skill and per term; the
+        # mass summed exactly, as a set's order changes with the hash seed (T333).
+        self._name_shares: list[dict[str, float]] = []
         named: dict[str, tuple[list[int], list[float]]] = {}
         for index, held in enumerate(self._name_terms):
-            mass = sum(self._idf[term] for term in held)
+            mass = math.fsum(self._idf[term] for term in held)
+            self._name_shares.append({term: self._idf[term] / mass for term in held})
             for term in held:
                 ids, shares = named.setdefault(term, ([], []))
                 ids.append(index)
@@ -382,19 +308,18 @@ class SelectionIndex:
     def _registry_matches(self, task: str, context: str) -> tuple[list[Match], list[Considered]]:
         if not self._keywords:
             return [], []
-        task_words = words(task)
-        context_words = words(context)
-        task_at = _positions(task_words)
-        context_at = _positions(context_words)
+        task_texts = _keyword_positions(task)
+        context_texts = _keyword_positions(context)
         found: dict[str, list[tuple[int, str, float]]] = {}
         hit: set[str] = set()
-        for first in set(task_at) | set(context_at):
+        firsts = {word for _, at in task_texts + context_texts for word in at}
+        for first in firsts:
             for name, position, keyword, phrase in self._keywords.get(first, ()):
                 weight = _KEYWORD_WEIGHT + _PHRASE_BONUS * (len(phrase) - 1)
-                if _phrase_in(phrase, task_words, task_at):
+                if any(_phrase_in(phrase, text, at) for text, at in task_texts):
                     found.setdefault(name, []).append((position, keyword, weight))
                     hit.add(name)
-                elif _phrase_in(phrase, context_words, context_at):
+                elif any(_phrase_in(phrase, text, at) for text, at in context_texts):
                     found.setdefault(name, []).append(
                         (position, f"context:{keyword}", _CONTEXT_WEIGHT * weight)
                     )
@@ -426,6 +351,7 @@ class SelectionIndex:
         self, task: str, context: str
     ) -> tuple[list[Match], list[Considered], int]:
         task_terms = sorted(set(terms(task)))
+        whole_of = word_of(task)
         scores, cover = self._scores(task_terms)
         naming_of = self._naming(task_terms, scores).get
         unseen = self._idf_unseen
@@ -450,23 +376,27 @@ class SelectionIndex:
                 continue
             matched = self._matched(position, task_terms)
             scored = _Scored(position, score, coverage, naming, evidence, matched)
-            if not self._enough(position, matched):
+            if not self._enough(position, matched, whole_of):
                 rejected.append((scored, "one_word"))
                 continue
             passed.append(scored)
         passed.sort(key=lambda item: (-item.evidence, names[item.position]))
         chosen = passed
-        if len(passed) > 1:
-            first, second = passed[0].evidence, passed[1].evidence
+        # Rule 5 compares the first with the best skill that is no copy of it (the same
+        # name terms, the same task terms matched), or any copy would veto it (T335).
+        runner = next((item for item in passed[1:] if not self._copies(item, passed[0])), None)
+        if runner is not None:
+            first, second = passed[0].evidence, runner.evidence
             if first < 2 * EVIDENCE_FLOOR and first - second < MARGIN * first:  # rule 5
                 rejected += [(item, "ambiguous") for item in passed]
                 chosen = []
-        context_terms = sorted(set(terms(context)) - set(task_terms))
+        context_terms = set(terms(context)).difference(task_terms) if chosen else set()
         taken = []
         for item in chosen:
-            # Context tips a choice the task made; it never makes one (rule 6).
+            # Context tips a choice the task made; it never makes one (rule 6). The skill's
+            # terms are looked up in the context's: a long one costs once (T334).
             gains = self._gains[item.position]
-            extra = [term for term in context_terms if term in gains]
+            extra = sorted(term for term in gains if term in context_terms)
             score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
             matched = item.matched + tuple(f"context:{term}" for term in extra)
             name = self._names[item.position]
@@ -495,16 +425,18 @@ class SelectionIndex:
         return out, ordered, under + hidden
 
     def _naming(self, task_terms: Iterable[str], scores: Mapping[int, float]) -> dict[int, float]:
-        """For each skill scored, the IDF-weighted share of its name terms that the
-        task holds (skills the task names nothing of are left out)."""
+        """For each skill scored, the IDF-weighted share of its name terms that the task
+        holds (or none); a term reads its name postings or the skills scored, whichever
+        is fewer, so a word the names of a whole catalog share does not walk it (T331)."""
         naming: dict[int, float] = {}
-        named = self._named
         for term in task_terms:
-            entry = named.get(term)
-            if entry is None:
-                continue
-            for position, share in zip(*entry, strict=True):
-                if position in scores:
+            ids, shares = self._named.get(term, ((), ()))
+            if len(scores) < len(ids):
+                pairs = [(position, self._name_shares[position].get(term)) for position in scores]
+            else:
+                pairs = [pair for pair in zip(ids, shares, strict=True) if pair[0] in scores]
+            for position, share in pairs:
+                if share is not None:
                     naming[position] = naming.get(position, 0.0) + share
         return naming
 
@@ -569,7 +501,14 @@ class SelectionIndex:
             naming=round(item.naming, 4),
         )
 
-    def _enough(self, index: int, matched: Sequence[str]) -> bool:
+    def _copies(self, item: _Scored, first: _Scored) -> bool:
+        names = self._name_terms  # the same name terms and task terms matched (T335)
+        return item.matched == first.matched and names[item.position] == names[first.position]
+
+    def _enough(self, index: int, matched: Sequence[str], whole_of: Mapping[str, str]) -> bool:
         """One word of a description is not a match: a skill needs two of the task's
-        terms, or one of them in its name (rule 3)."""
-        return len(matched) >= _MIN_TERMS or not self._name_terms[index].isdisjoint(matched)
+        words, or one of them in its name (rule 3). The parts of one camelCase word of
+        the task are that one word ("PayPal" is not three words, T330)."""
+        if not self._name_terms[index].isdisjoint(matched):
+            return True
+        return len({whole_of.get(term, term) for term in matched}) >= _MIN_TERMS
