@@ -325,19 +325,6 @@ def _split_by_characters(value: str) -> tuple[str, ...]:
     return tuple(rules)
 
 
-@given(st.text(st.sampled_from("Bash(git:*)a ,\t\n\u00a0\u2003\u3000\x1c\x85()")))
-def test_t45_split_tools_agrees_with_the_character_rule(value: str) -> None:
-    try:
-        expected: tuple[str, ...] | str = _split_by_characters(value)
-    except ValueError as exc:
-        expected = str(exc)
-    try:
-        got: tuple[str, ...] | str = split_tools(value)
-    except ValueError as exc:
-        got = str(exc)
-    assert got == expected
-
-
 def test_every_code_point_separates_exactly_when_isspace_says_so() -> None:
     # The pieces are cut by re's \s: it must be str.isspace(), or a rule would be cut
     # (or kept whole) where the character rule does not.
