@@ -175,7 +175,7 @@ def _write(
     token_map: TokenMap | None,
     form: str,
 ) -> None:
-    warnings = [] if plan is None else [(s, w) for s, w in plan.warnings]
+    warnings = [] if plan is None else list(plan.warnings)
     if token_map is not None:
         warnings.extend(("token map", w) for w in token_map.warnings)
     if form == "json":

@@ -77,6 +77,7 @@ __all__ = [
     "REFUSED_RANGES",
     "SUSPECT_CHARS",
     "SUSPECT_RANGES",
+    "SUSPECT_RE",
     "find_hidden",
     "reveal",
     "terminal_line",
@@ -388,6 +389,8 @@ def _without(
 
 _CHUNK: Final = 256  # measured on real skills: 128-512 scan fastest
 _SUSPECT: Final = _Patterns("")
+# Any character find_hidden looks at, for a caller that only asks whether there is one.
+SUSPECT_RE: Final = _SUSPECT.any
 _REVEAL: Final = _Patterns(_CONTROLS)
 _TERMINAL: Final = _Patterns(_CONTROLS + _TERMINAL_EXTRA)
 _ASCII_CONTROL_RE: Final = re.compile(f"[{_CONTROLS}]")

@@ -110,13 +110,7 @@ def split_tools(value: str) -> tuple[str, ...]:
             if start < 0:
                 start = position
             if "(" in piece or ")" in piece:
-                for paren in _PARENS_RE.findall(piece):
-                    if paren == "(":
-                        depth += 1
-                    elif depth == 0:
-                        raise ValueError("a ')' closes no '('")
-                    else:
-                        depth -= 1
+                depth = _depth_after(piece, depth)
         position += len(piece)
     if depth:
         raise ValueError("a '(' is never closed")
@@ -127,16 +121,21 @@ def split_tools(value: str) -> tuple[str, ...]:
 
 def check_rule(rule: str) -> None:
     """Raise ``ValueError`` unless the parentheses of one rule balance."""
-    depth = 0
-    for char in rule:
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            if depth == 0:
-                raise ValueError("a ')' closes no '('")
-            depth -= 1
-    if depth:
+    if _depth_after(rule, 0):
         raise ValueError("a '(' is never closed")
+
+
+def _depth_after(text: str, depth: int) -> int:
+    """The parenthesis depth after *text*, entered at *depth* (only its parentheses are
+    read); ``ValueError`` at a ``)`` that closes no ``(``."""
+    for paren in _PARENS_RE.findall(text):
+        if paren == "(":
+            depth += 1
+        elif depth == 0:
+            raise ValueError("a ')' closes no '('")
+        else:
+            depth -= 1
+    return depth
 
 
 def covers(grant: str, rule: str) -> bool:

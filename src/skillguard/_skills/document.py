@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 from skillguard._core.errors import MalformedSkillError, SkillUsageError
 from skillguard._core.limits import DEFAULT_LIMITS, Limits
 from skillguard._core.strict_yaml import Backend, KeyLines, decode_utf8, load_document
-from skillguard._core.text import SUSPECT_CHARS, SUSPECT_RANGES, find_hidden
+from skillguard._core.text import SUSPECT_CHARS, SUSPECT_RANGES, SUSPECT_RE, find_hidden
 
 if TYPE_CHECKING:
     from skillguard._core.model import YamlValue
@@ -52,9 +52,6 @@ _PROFILES: Final = ("strict", "compat")
 # part of a longer sequence), so the rest decodes to exactly the non-ASCII characters.
 _ASCII_BYTES: Final = bytes(range(0x80))
 _BOM: Final = b"\xef\xbb\xbf"
-_SUSPECT_RE: Final = re.compile(
-    "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in SUSPECT_RANGES) + "]"
-)
 # Above this many non-ASCII bytes in the source, the body is scanned directly: the
 # pre-check pays off for the few characters real files hold (a median of 3 bytes, 147 at
 # the 90th percentile, in about 7,000 public SKILL.md files), not for a text in a
@@ -192,7 +189,7 @@ def may_hide(source: bytes) -> bool:
     if len(rest) > _PRECHECK_MAX:
         return True
     try:
-        return _SUSPECT_RE.search(rest.decode("utf-8")) is not None
+        return SUSPECT_RE.search(rest.decode("utf-8")) is not None
     except UnicodeDecodeError:
         return True
 

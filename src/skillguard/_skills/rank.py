@@ -261,16 +261,14 @@ class SelectionIndex:
         self._idf_unseen = UNSEEN_WEIGHT * math.log(1 + (total + 0.5) / 0.5)
         # Each name term's share of its name's IDF mass, per skill and per term; the
         # mass summed exactly, as a set's order changes with the hash seed (T333).
+        # ``_named`` lists, per term, the skills whose name holds it.
         self._name_shares: list[dict[str, float]] = []
-        named: dict[str, tuple[list[int], list[float]]] = {}
+        self._named: dict[str, list[int]] = {}
         for index, held in enumerate(self._name_terms):
             mass = math.fsum(self._idf[term] for term in held)
             self._name_shares.append({term: self._idf[term] / mass for term in held})
             for term in held:
-                ids, shares = named.setdefault(term, ([], []))
-                ids.append(index)
-                shares.append(self._idf[term] / mass)
-        self._named = named
+                self._named.setdefault(term, []).append(index)
         # Everything a query needs is summed here, once: a query only adds numbers.
         postings: dict[str, tuple[list[int], list[float]]] = {}
         for index, weighted in enumerate(self._gains):
@@ -429,13 +427,12 @@ class SelectionIndex:
         holds (or none); a term reads its name postings or the skills scored, whichever
         is fewer, so a word the names of a whole catalog share does not walk it (T331)."""
         naming: dict[int, float] = {}
+        shares_of = self._name_shares
         for term in task_terms:
-            ids, shares = self._named.get(term, ((), ()))
-            if len(scores) < len(ids):
-                pairs = [(position, self._name_shares[position].get(term)) for position in scores]
-            else:
-                pairs = [pair for pair in zip(ids, shares, strict=True) if pair[0] in scores]
-            for position, share in pairs:
+            ids = self._named.get(term, ())
+            named = scores if len(scores) < len(ids) else [i for i in ids if i in scores]
+            for position in named:
+                share = shares_of[position].get(term)
                 if share is not None:
                     naming[position] = naming.get(position, 0.0) + share
         return naming
