@@ -812,6 +812,23 @@ def test_one_word_of_a_description_is_not_a_match() -> None:
     assert [match.name for match in index.rank("debug it")] == ["network-debugging"]
 
 
+def test_asking_for_a_tool_or_plugin_names_no_skill() -> None:
+    # "tool" and "plugin" name what an agent chooses from, as "skill" does: a request
+    # for one says nothing of which, and skills named "*-tool" must not take it.
+    catalog = [
+        ("game-tool", "Finds board games and video games to play with friends."),
+        ("law-tool", "Finds lawyers and explains legal terms."),
+        ("portfolio-pilot", "Investing advice: portfolio reviews and stock picks."),
+    ]
+    index = SelectionIndex(catalog)
+    for task in ("Is there a tool for this?", "Any plugins you would suggest?"):
+        assert index.consider(task)[:2] == ([], ()), task
+    selected, considered, _ = index.consider("Which investing tools suit my stock portfolio?")
+    assert [match.name for match in selected] == ["portfolio-pilot"]
+    assert [item.name for item in considered] == ["portfolio-pilot"]
+    assert terms("a tool, two tools, a plugin, some plugins") == []
+
+
 def test_select_approve_prompt_refuses_without_a_terminal(
     capsys: pytest.CaptureFixture[str], files: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

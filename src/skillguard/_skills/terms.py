@@ -21,7 +21,9 @@ _WORD = re.compile(r"[^\W_]+")
 _CASE_BREAK = re.compile(r"(?<=[^\W_])(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])")
 
 # Function words, and the verbs and nouns nearly every request to an agent holds; none
-# of them says which skill a task needs.
+# of them says which skill a task needs. The names of what an agent is given to choose
+# from (skill, tool, plugin, agent) are among them: "is there a tool that ..." asks for
+# one without saying which, and would otherwise go to the skills named "*-tool".
 _STOP_TEXT = """
     a about above after again all also am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for
@@ -34,6 +36,7 @@ _STOP_TEXT = """
     help helps explain explains write writes create creates show tell give do done thing
     things something anything way ways new one two can't cannot i'm it's
     skill skills task tasks user users agent agents when whenever
+    tool tools plugin plugins
 """
 STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 
