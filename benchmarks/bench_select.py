@@ -8,7 +8,7 @@ Quality, skillguard's ``SelectionIndex`` beside ``rank_bm25.BM25Okapi`` over the
 texts (name and description; rank_bm25 "selects" the skills with a positive score, at
 most three):
 
-- ``data/select_metatool.json``: the 199 tools and 5,040 queries of the public MetaTool
+- ``data/select_metatool.json``: the 199 tools and 2,040 queries of the public MetaTool
   benchmark (MIT; see ``make_select_eval.py``), split by a hash of each query into
   "tune" (the abstention rule was tuned on it) and "held-out" (never tuned on), and
   3,000 more one-tool queries, "unseen", added once the rule was fixed. Printed per

@@ -829,6 +829,26 @@ def test_asking_for_a_tool_or_plugin_names_no_skill() -> None:
     assert terms("a tool, two tools, a plugin, some plugins") == []
 
 
+def test_a_registry_keyword_keeps_its_stop_words() -> None:
+    # Stop words leave the terms a description is ranked by, never the operator's
+    # keywords: "plugin" and "the tool" in the registry match as written.
+    catalog = [
+        ("game-tool", "Finds board games and video games to play with friends."),
+        ("editor-admin", "Installs and removes editor extensions."),
+    ]
+    index = SelectionIndex(catalog, {"editor-admin": ("plugin", "the tool")})
+    for task, matched in (
+        ("Is there a plugin for this?", ("plugin",)),
+        ("Any plugins you would suggest?", ("plugin",)),
+        ("the tool crashed", ("the tool",)),
+    ):
+        selected = index.rank(task)
+        assert [(match.name, match.tier, match.matched) for match in selected] == [
+            ("editor-admin", 1, matched)
+        ], task
+    assert index.rank("Is there a tool for this?") == []  # a phrase needs all its words
+
+
 def test_select_approve_prompt_refuses_without_a_terminal(
     capsys: pytest.CaptureFixture[str], files: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,10 +12,11 @@ and which bodies may be served, is decided by the loader's gates
    never grants anything: a name it holds that the agent cannot load is ignored, with a
    warning.
 2. Matching is on terms: text is cut into words (letters and digits), lowercased,
-   lightly stemmed. A registry keyword or phrase matches when its terms occur in the
-   task in order and next to each other, so ``PR`` does not match inside "print" and
-   "language server" is a phrase. A registry match always outranks a match on a
-   description: the operator's table is trusted, a description is not.
+   lightly stemmed. A registry keyword or phrase matches when its words, stop words
+   included, occur in the task in order and next to each other, so ``PR`` does not
+   match inside "print" and "language server" is a phrase. A registry match always
+   outranks a match on a description: the operator's table is trusted, a description
+   is not.
 3. A skill the registry does not name is ranked by BM25F over its name and description
    (name terms weigh more). Descriptions are untrusted and a workspace author can stuff
    one with every common word: each term's weight saturates (k1), a term counts once
