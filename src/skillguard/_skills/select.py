@@ -302,9 +302,9 @@ class Selection:
 
     def explain(self) -> str:
         """Why each considered skill came in or stayed out, one block per skill: its
-        score, coverage, naming (the share of a skill's name the task holds) and
-        evidence, the rule that decided, and each matched term
-        with its weight. Every name and term is escaped for a terminal line and cut
+        score, coverage, naming (the IDF-weighted share of a skill's name terms the task
+        holds) and evidence, the rule that decided, and each matched term with its
+        weight. Every name and term is escaped for a terminal line and cut
         at 64 characters, and at most ten skills are listed (``considered``), so the
         text is bounded whatever the task or the catalog held."""
         lines = []
