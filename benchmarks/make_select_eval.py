@@ -96,6 +96,13 @@ def main() -> None:
         tasks.append(
             {"task": query, "expected": [names[tool]], "kind": "single", "split": "unseen"}
         )
+    # A few queries of the CSV carry two tools; drawn twice, one text would sit in two
+    # splits or have two answers. None does at the commit above: a rebuild from other
+    # data stops here rather than measure a split against itself.
+    texts = [task["task"] for task in tasks]
+    if len(set(texts)) != len(texts):
+        twice = sorted({text for text in texts if texts.count(text) > 1})
+        raise SystemExit(f"{len(twice)} queries drawn twice, e.g. {twice[0]!r}")
     data = {
         "about": (
             "Tool selection and tool-usage awareness queries from the MetaTool benchmark "
