@@ -33,6 +33,7 @@ import json
 import random
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -99,9 +100,8 @@ def main() -> None:
     # A few queries of the CSV carry two tools; drawn twice, one text would sit in two
     # splits or have two answers. None does at the commit above: a rebuild from other
     # data stops here rather than measure a split against itself.
-    texts = [task["task"] for task in tasks]
-    if len(set(texts)) != len(texts):
-        twice = sorted({text for text in texts if texts.count(text) > 1})
+    twice = sorted(text for text, n in Counter(task["task"] for task in tasks).items() if n > 1)
+    if twice:
         raise SystemExit(f"{len(twice)} queries drawn twice, e.g. {twice[0]!r}")
     data = {
         "about": (
