@@ -219,15 +219,6 @@ def _digest_of(folder: InstallFolder, path: str) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _judged(folder: InstallFolder, path: str) -> str:
-    """The digest a file judged replaceable must still have when it is replaced (T317);
-    a file that can no longer be read has none, so it is never replaced."""
-    try:
-        return _digest_of(folder, path) or ""
-    except SkillError:
-        return ""
-
-
 def _names(force: object) -> frozenset[str]:
     if isinstance(force, (str, bytes)) or not isinstance(force, (list, tuple, set, frozenset)):
         raise SkillUsageError("bad_argument", "force must be a collection of names")
@@ -261,37 +252,49 @@ def _judge(
     force: Collection[str],
     *,
     hint: str = "",
-) -> tuple[bool | None, InstallFinding | None]:
-    """Whether *path* may be written: (replace?, refusal). ``None``: nothing is there."""
+) -> tuple[bool | None, InstallFinding | None, str]:
+    """Whether *path* may be written: (replace?, refusal, the digest judged). ``None``:
+    nothing is there. The digest is the one the file must still have when it is
+    replaced (T317); a file that could not be read has none (``""``), so it never is."""
     try:
         info = folder.lstat(path)
         if info is None:
-            return None, None
+            return None, None, ""
         if stat.S_ISLNK(info.st_mode):
-            return False, _conflict(path, "symlink", f"{path} is a symlink; it is never replaced")
-        if not stat.S_ISREG(info.st_mode):
-            return False, _conflict(
-                path, "not_regular_file", f"{path} is not a regular file; it is never replaced"
+            return (
+                False,
+                _conflict(path, "symlink", f"{path} is a symlink; it is never replaced"),
+                "",
             )
-        digest = _digest_of(folder, path)
+        if not stat.S_ISREG(info.st_mode):
+            return (
+                False,
+                _conflict(
+                    path, "not_regular_file", f"{path} is not a regular file; it is never replaced"
+                ),
+                "",
+            )
+        digest = _digest_of(folder, path) or ""
     except SkillError as exc:
-        return False, finding_of(path, exc)
+        return False, finding_of(path, exc), ""
     entry = manifest.get(path) if manifest is not None else None
-    if entry is not None and entry.sha256 == digest:
-        return True, None
-    if path in force:
-        return True, None
+    if (entry is not None and entry.sha256 == digest) or path in force:
+        return True, None, digest
     hint = hint or f" (--force {path} replaces it)"
     if entry is not None:
-        return False, _conflict(
-            path,
-            "edited_since_install",
-            f"{path} was changed since skillguard installed it{hint}",
+        return (
+            False,
+            _conflict(
+                path,
+                "edited_since_install",
+                f"{path} was changed since skillguard installed it{hint}",
+            ),
+            digest,
         )
-    return False, _conflict(
-        path,
-        "not_ours",
-        f"{path} exists and skillguard did not write it{hint}",
+    return (
+        False,
+        _conflict(path, "not_ours", f"{path} exists and skillguard did not write it{hint}"),
+        digest,
     )
 
 
@@ -373,8 +376,8 @@ def _install(
     judged: dict[str, str | None] = {}
     unchanged: list[str] = []
     for item in plan.items:
-        replace, refusal = _judge(folder, item.path, manifest, force)
-        judged[item.path] = _judged(folder, item.path) if replace else None
+        replace, refusal, digest = _judge(folder, item.path, manifest, force)
+        judged[item.path] = digest if replace else None
         if refusal is not None:
             findings.append(refusal)
         elif (
@@ -390,12 +393,12 @@ def _install(
     for entry in manifest.files if manifest is not None else ():
         if entry.path in planned:
             continue
-        replace, refusal = _judge(folder, entry.path, manifest, force)
+        replace, refusal, digest = _judge(folder, entry.path, manifest, force)
         if refusal is not None:
             findings.append(refusal)
         elif replace is not None:
             removals.append(entry.path)
-            judged[entry.path] = _judged(folder, entry.path)
+            judged[entry.path] = digest
     report = attrs.evolve(
         report,
         findings=tuple(findings),
@@ -540,9 +543,9 @@ def uninstall(dest: str | os.PathLike[str], *, dry_run: bool = False) -> Install
             )
         report = attrs.evolve(report, harness=manifest.harness)
         findings: list[InstallFinding] = []
-        removals: list[str] = []
+        removals: list[_Entry] = []
         for entry in manifest.files:
-            replace, refusal = _judge(
+            replace, refusal, _ = _judge(
                 folder, entry.path, manifest, (), hint=": it is kept, and so is every other file"
             )
             if refusal is not None:
@@ -558,22 +561,22 @@ def uninstall(dest: str | os.PathLike[str], *, dry_run: bool = False) -> Install
                     )
                 )
             else:
-                removals.append(entry.path)
-        report = attrs.evolve(report, findings=tuple(findings), removed=tuple(removals))
+                removals.append(entry)
+        report = attrs.evolve(
+            report, findings=tuple(findings), removed=tuple(entry.path for entry in removals)
+        )
         if not report.ok:
             return attrs.evolve(report, removed=())
         if dry_run:
             return report
         staged: list[Staged] = []
         try:
-            removing = set(removals)
-            for entry in manifest.files:
-                if entry.path in removing:
-                    removal = folder.removal(
-                        entry.path, expected=entry.sha256, cap=_MAX_INSTALLED_BYTES
-                    )
-                    if removal is not None:
-                        staged.append(removal)
+            for entry in removals:
+                removal = folder.removal(
+                    entry.path, expected=entry.sha256, cap=_MAX_INSTALLED_BYTES
+                )
+                if removal is not None:
+                    staged.append(removal)
             staged.append(folder.removal_own(MANIFEST_FILE))
             folder.commit(staged)
         except SkillError as exc:
