@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from skillguard._core.errors import SkillContainmentError, safe_repr
+from skillguard._core.errors import SkillContainmentError, SkillError, safe_repr
 from skillguard._fs.errors import _classify
 from skillguard._fs.paths import split_name
 from skillguard._fs.write import CREATE_NEW, open_regular
@@ -71,20 +71,12 @@ class Staged:
 
 def _digest(dir_fd: int, name: str, cap: int) -> str | None:
     """The sha256 of the first *cap* + 1 bytes of the regular file *name* (``None``:
-    not a regular file)."""
+    absent, or not a regular file)."""
     try:
-        fd = open_regular(name, _READ_FLAGS, dir_fd=dir_fd)
-    except OSError:
+        data = _read_capped(name, dir_fd, name, cap)
+    except SkillError:
         return None
-    try:
-        digest = hashlib.sha256()
-        size = 0
-        while size <= cap and (chunk := os.read(fd, cap + 1 - size)):
-            digest.update(chunk)
-            size += len(chunk)
-        return digest.hexdigest()
-    finally:
-        os.close(fd)
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _suffix() -> str:
