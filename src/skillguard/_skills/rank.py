@@ -173,6 +173,12 @@ class Considered:
         }
 
 
+def _evidence(score: float, coverage: float, naming: float) -> float:
+    """Rule 4's evidence: one formula for the task's score and for the score with
+    context added, so that the two cannot drift apart."""
+    return score * coverage**GAMMA * (1 + NAME_BONUS * naming)
+
+
 def _phrase_in(phrase: Sequence[str], text: Sequence[str], starts: Mapping[str, list[int]]) -> bool:
     size = len(phrase)
     return any(
@@ -368,7 +374,7 @@ class SelectionIndex:
                 continue
             coverage = cover[position] / whole
             naming = naming_of(position, 0.0)
-            evidence = score * coverage**GAMMA * (1 + NAME_BONUS * naming)
+            evidence = _evidence(score, coverage, naming)
             if evidence < EVIDENCE_FLOOR:  # rule 4
                 under_floor.append((-evidence, -score, names[position], position, naming))
                 continue
@@ -398,7 +404,7 @@ class SelectionIndex:
             score = item.score + sum(_CONTEXT_WEIGHT * gains[term] for term in extra)
             matched = item.matched + tuple(f"context:{term}" for term in extra)
             name = self._names[item.position]
-            evidence = score * item.coverage**GAMMA * (1 + NAME_BONUS * item.naming)
+            evidence = _evidence(score, item.coverage, item.naming)
             taken.append((Match(name, 0, round(evidence, 4), matched), item, extra))
         taken.sort(key=lambda entry: (-entry[0].score, entry[0].name))
         out = [match for match, _, _ in taken]

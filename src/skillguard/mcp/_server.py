@@ -294,13 +294,13 @@ def build_server(handle: AgentSkills, *, approve: str = "deny") -> Server[Any]:
         raise SkillUsageError("bad_argument", "build_server takes an AgentSkills handle")
     if approve not in ("deny", "elicit"):
         raise SkillUsageError("bad_argument", "approve must be 'deny' or 'elicit'")
-    if approve == "elicit" and _fallback(handle) is not elicit:
+    fallback = _fallback(handle)
+    if approve == "elicit" and fallback is not elicit:
         raise SkillUsageError(
             "bad_argument",
             "approve='elicit' needs a Loader built with approver=skillguard.mcp.elicit "
             "(or TrustStore(...).approver(elicit))",
         )
-    fallback = _fallback(handle)
     if approve == "deny" and fallback is not deny_all and fallback is not elicit:
         # Another approver would be asked, or say yes, where "deny" promises a pin (T304).
         raise SkillUsageError(
