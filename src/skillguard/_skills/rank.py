@@ -176,7 +176,8 @@ class Considered:
 def _evidence(score: float, coverage: float, naming: float) -> float:
     """Rule 4's evidence: one formula for the task's score and for the score with
     context added, so that the two cannot drift apart."""
-    return score * coverage**GAMMA * (1 + NAME_BONUS * naming)
+    evidence: float = score * coverage**GAMMA * (1 + NAME_BONUS * naming)
+    return evidence
 
 
 def _phrase_in(phrase: Sequence[str], text: Sequence[str], starts: Mapping[str, list[int]]) -> bool:
