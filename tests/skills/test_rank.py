@@ -27,6 +27,13 @@ CATALOG = [
 ]
 
 
+# A long task about something else that holds one word of a skill's name.
+LONG_WEATHER_TASK = (
+    "write an essay on how the weather shaped medieval European agriculture, "
+    "harvest cycles, famine, monastic landholding and peasant uprisings"
+)
+
+
 def test_t260_a_short_task_a_skill_explains_selects_it() -> None:
     index = SelectionIndex(CATALOG)
     assert [match.name for match in index.rank("weather forecast for Paris")] == [
@@ -38,11 +45,7 @@ def test_t260_a_long_task_one_skill_word_does_not_explain_selects_nothing() -> N
     index = SelectionIndex(CATALOG)
     # "weather" is in a name, and the old single-word rule took it; but the task is
     # about something else, and the skill explains a sliver of it.
-    task = (
-        "write an essay on how the weather shaped medieval European agriculture, "
-        "harvest cycles, famine, monastic landholding and peasant uprisings"
-    )
-    selected, considered, _ = index.consider(task)
+    selected, considered, _ = index.consider(LONG_WEATHER_TASK)
     assert selected == []
     decided = {item.name: item for item in considered}
     assert decided["weather-forecast"].rule == "under_floor"
@@ -330,11 +333,7 @@ def test_t318_a_name_is_judged_on_the_task_and_cannot_carry_a_long_one() -> None
     # 1 + NAME_BONUS times, and coverage still counts).
     catalog = [("weather", CATALOG[0][1]), *CATALOG[1:]]
     index = SelectionIndex(catalog)
-    task = (
-        "write an essay on how the weather shaped medieval European agriculture, "
-        "harvest cycles, famine, monastic landholding and peasant uprisings"
-    )
-    selected, considered, _ = index.consider(task)
+    selected, considered, _ = index.consider(LONG_WEATHER_TASK)
     assert selected == []
     assert considered[0].name == "weather"
     assert considered[0].naming == 1.0
